@@ -1,0 +1,305 @@
+/* report/partial.c — see report/partial.h.  Everything reachable from
+ * wp_meta_write() and wp_partial_write_folded() is async-signal-safe:
+ * open, write, close (POSIX list), and this file's own formatting on stack
+ * buffers.  No stdio, no malloc. */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/run.h"
+#include "report/partial.h"
+#include "sampler/sampler.h"
+#include "sampler/store.h"
+#include "state/functions.h"
+
+/* --- formatting on a stack buffer ------------------------------------------ */
+
+struct wp_out {
+    int fd, err;
+    size_t n;
+    char buf[8192];
+};
+
+static void wp_flush(struct wp_out *o)
+{
+    size_t done = 0;
+    while (done < o->n && !o->err) {
+        ssize_t w = write(o->fd, o->buf + done, o->n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            o->err = 1;
+        else
+            done += (size_t)w;
+    }
+    o->n = 0;
+}
+
+static void wp_puts(struct wp_out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (o->n == sizeof o->buf)
+            wp_flush(o);
+        o->buf[o->n++] = *s;
+    }
+}
+
+static void wp_putu(struct wp_out *o, uint64_t v)
+{
+    char d[24];
+    int k = 0;
+    do
+        d[k++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    char s[24];
+    for (int i = 0; i < k; i++)
+        s[i] = d[k - 1 - i];
+    s[k] = '\0';
+    wp_puts(o, s);
+}
+
+static void wp_putx(struct wp_out *o, uint64_t v)
+{
+    char s[24] = "0x";
+    int k = 2;
+    int shift = 60;
+    while (shift > 0 && ((v >> shift) & 0xf) == 0)
+        shift -= 4;
+    for (; shift >= 0; shift -= 4)
+        s[k++] = "0123456789abcdef"[(v >> shift) & 0xf];
+    s[k] = '\0';
+    wp_puts(o, s);
+}
+
+static void wp_kv(struct wp_out *o, const char *key, uint64_t v)
+{
+    wp_puts(o, key);
+    wp_puts(o, "=");
+    wp_putu(o, v);
+    wp_puts(o, "\n");
+}
+
+static void wp_ks(struct wp_out *o, const char *key, const char *v)
+{
+    wp_puts(o, key);
+    wp_puts(o, "=");
+    for (; *v; v++) {
+        char c[2] = {(*v == '\n') ? ' ' : *v, '\0'};
+        wp_puts(o, c);
+    }
+    wp_puts(o, "\n");
+}
+
+static int wp_open(struct wp_out *o, const char *dir, int rank, const char *suffix)
+{
+    char path[4200];
+    /* Build "dir/rank.R.suffix" by hand: snprintf is not on POSIX's list. */
+    size_t k = 0;
+    for (const char *p = dir; *p && k < 4096; p++)
+        path[k++] = *p;
+    const char *mid = "/rank.";
+    for (const char *p = mid; *p; p++)
+        path[k++] = *p;
+    char d[16];
+    int nd = 0;
+    unsigned r = (unsigned)rank;
+    do
+        d[nd++] = (char)('0' + r % 10);
+    while ((r /= 10) != 0);
+    while (nd)
+        path[k++] = d[--nd];
+    path[k++] = '.';
+    for (const char *p = suffix; *p; p++)
+        path[k++] = *p;
+    path[k] = '\0';
+    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->n = 0;
+    o->err = o->fd < 0;
+    return o->fd < 0 ? -1 : 0;
+}
+
+static int wp_close(struct wp_out *o)
+{
+    wp_flush(o);
+    if (close(o->fd) != 0)
+        o->err = 1;
+    return o->err ? -1 : 0;
+}
+
+/* --- counters ------------------------------------------------------------------ */
+
+static int wp_nthreads(void)
+{
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    return n > WP_MAX_THREADS ? WP_MAX_THREADS : n;
+}
+
+void wp_totals_collect(struct wp_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    struct wp_store merged;
+    memset(&merged, 0, sizeof merged);
+    int n = wp_nthreads();
+    for (int i = 0; i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL)
+            continue;
+        t->threads++;
+        t->samples += s->samples;
+        t->dropped_full += s->dropped_full;
+        t->dropped_dl += s->dropped_dl;
+        t->unwind_fail += s->unwind_fail;
+        t->truncated += s->truncated;
+        t->slow_unwinds += s->slow_unwinds;
+        t->handler_calls += s->handler_calls;
+        t->handler_ns += s->handler_ns;
+        for (int b = 0; b < WP_HANDLER_BINS; b++)
+            merged.handler_hist[b] += s->handler_hist[b];
+    }
+    merged.handler_calls = t->handler_calls;
+    t->handler_median_ns = wp_store_handler_median_ns(&merged);
+}
+
+int wp_meta_write(const char *dir, int rank, const char *status)
+{
+    struct wp_out o;
+    if (wp_open(&o, dir, rank, "meta") != 0)
+        return -1;
+    struct wp_totals t;
+    wp_totals_collect(&t);
+    wp_ks(&o, "format", "waitprof-meta 1");
+    wp_ks(&o, "status", status);
+    wp_kv(&o, "rank", (uint64_t)rank);
+    wp_kv(&o, "size", (uint64_t)wp_run.size);
+    wp_ks(&o, "host", wp_run.host);
+    wp_ks(&o, "mpi", wp_run.mpi_version);
+    wp_ks(&o, "source", "wrappers");
+    wp_kv(&o, "hz", (uint64_t)wp_run.cfg.hz);
+    wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
+    wp_kv(&o, "start_ns", wp_run.start_ns);
+    wp_kv(&o, "end_ns", wp_run.end_ns);
+    wp_kv(&o, "duration_ns", wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);
+    wp_kv(&o, "threads", (uint64_t)t.threads);
+    wp_kv(&o, "samples", t.samples);
+    wp_kv(&o, "dropped_full", t.dropped_full);
+    wp_kv(&o, "dropped_loader", t.dropped_dl);
+    wp_kv(&o, "unwind_failures", t.unwind_fail);
+    wp_kv(&o, "truncated", t.truncated);
+    wp_kv(&o, "slow_unwinds", t.slow_unwinds);
+    wp_kv(&o, "handler_calls", t.handler_calls);
+    wp_kv(&o, "handler_ns_total", t.handler_ns);
+    wp_kv(&o, "handler_ns_median", t.handler_median_ns);
+    int n = wp_nthreads();
+    for (int i = 0; i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL)
+            continue;
+        wp_puts(&o, "thread.");
+        wp_putu(&o, (uint64_t)i);
+        wp_puts(&o, ".samples=");
+        wp_putu(&o, s->samples);
+        wp_puts(&o, "\n");
+    }
+    return wp_close(&o);
+}
+
+/* --- module map and the symbol-less folded writer ------------------------------- */
+
+#define WP_MAX_MODULES 1024
+struct wp_module {
+    uintptr_t start, end, base;
+    char name[104];
+};
+static struct wp_module wp_mods[2][WP_MAX_MODULES];
+static int wp_mods_n[2];
+static int wp_mods_cur;
+static pthread_mutex_t wp_mods_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int wp_mods_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    int b = *(int *)arg;
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program_invocation_name;
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (int i = 0; i < info->dlpi_phnum && wp_mods_n[b] < WP_MAX_MODULES; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        struct wp_module *m = &wp_mods[b][wp_mods_n[b]++];
+        m->start = info->dlpi_addr + ph->p_vaddr;
+        m->end = m->start + ph->p_memsz;
+        /* Offsets are printed from the load address, as addr2line wants. */
+        m->base = info->dlpi_addr;
+        snprintf(m->name, sizeof m->name, "%s", base);
+    }
+    return 0;
+}
+
+void wp_partial_modules_refresh(void)
+{
+    pthread_mutex_lock(&wp_mods_lock);
+    int b = 1 - __atomic_load_n(&wp_mods_cur, __ATOMIC_ACQUIRE);
+    wp_mods_n[b] = 0;
+    dl_iterate_phdr(wp_mods_cb, &b);
+    __atomic_store_n(&wp_mods_cur, b, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&wp_mods_lock);
+}
+
+static void wp_put_frame(struct wp_out *o, uintptr_t ip)
+{
+    int b = __atomic_load_n(&wp_mods_cur, __ATOMIC_ACQUIRE);
+    const struct wp_module *best = NULL;
+    for (int i = 0; i < wp_mods_n[b]; i++) {
+        const struct wp_module *m = &wp_mods[b][i];
+        if (ip >= m->start && ip < m->end && (best == NULL || m->start > best->start))
+            best = m;
+    }
+    if (best) {
+        char safe[sizeof best->name];
+        size_t k = 0;
+        for (const char *p = best->name; *p; p++)
+            safe[k++] = (*p == ';' || *p == ' ') ? '_' : *p;
+        safe[k] = '\0';
+        wp_puts(o, safe);
+        wp_puts(o, "+");
+        wp_putx(o, ip - best->base);
+    } else {
+        wp_putx(o, ip);
+    }
+}
+
+int wp_partial_write_folded(const char *dir, int rank)
+{
+    struct wp_out o;
+    if (wp_open(&o, dir, rank, "folded") != 0)
+        return -1;
+    int n = wp_nthreads();
+    for (int i = 0; i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL)
+            continue;
+        for (uint32_t j = 0; j < s->nslots; j++) {
+            const struct wp_stack_entry *e = &s->slots[j];
+            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0)
+                continue;
+            wp_puts(&o, waitprof_state_name(e->state));
+            for (int k = e->depth - 1; k >= 0; k--) {
+                uintptr_t ip = s->arena[e->off + (uint32_t)k];
+                wp_puts(&o, ";");
+                if (wp_is_wrapper_ip(ip) && e->fn > 0 && e->fn < WP_FN_COUNT)
+                    wp_puts(&o, wp_fn_table[e->fn].name);
+                else
+                    wp_put_frame(&o, ip);
+            }
+            wp_puts(&o, " ");
+            wp_putu(&o, e->count);
+            wp_puts(&o, "\n");
+        }
+    }
+    return wp_close(&o);
+}

@@ -1,0 +1,33 @@
+/* report/partial.h — the per-rank files, written safely even from a signal.
+ *
+ * Contract:
+ * - wp_meta_write() writes rank.R.meta: one "key=value" a line, the run's
+ *   settings and this rank's counters, and "status=" saying whether the
+ *   profile is complete or partial and why.  It formats with its own code and
+ *   writes with open/write/close only, so it is async-signal-safe.
+ * - wp_partial_write_folded() writes rank.R.folded from the stores without
+ *   symbol tables: frames are "module+0xOFFSET" (the module map is taken in
+ *   normal context by wp_partial_modules_refresh(), at start-up and after each
+ *   dlopen) and the MPI call frame is named from the state record.  Also
+ *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
+ * Both read the stores only after sampling was stopped (wp_sampler_stop()).
+ */
+#ifndef WP_REPORT_PARTIAL_H
+#define WP_REPORT_PARTIAL_H
+
+#include <stdint.h>
+
+struct wp_totals {
+    uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, slow_unwinds;
+    uint64_t handler_calls, handler_ns, handler_median_ns;
+    int threads;
+};
+
+/* Sum the counters of every registered thread. */
+void wp_totals_collect(struct wp_totals *t);
+
+void wp_partial_modules_refresh(void);
+int wp_meta_write(const char *dir, int rank, const char *status);
+int wp_partial_write_folded(const char *dir, int rank);
+
+#endif

@@ -1,0 +1,28 @@
+/* runtime/run.h — what waitprof knows about the current run.
+ *
+ * Contract: filled by the MPI_Init hook (runtime/lifecycle.c) before sampling
+ * starts and read-only afterwards except end_ns and status, so the writers,
+ * including the async-signal-safe ones, may read it at any time.
+ */
+#ifndef WP_RUNTIME_RUN_H
+#define WP_RUNTIME_RUN_H
+
+#include <stdint.h>
+
+#include "runtime/config.h"
+
+struct wp_run {
+    int active;            /* MPI_Init hook completed */
+    int rank, size;
+    int sampling;          /* the sampler is running on this rank */
+    int have_dir;          /* dir is usable */
+    struct wp_config cfg;
+    uint64_t start_ns, end_ns;
+    char dir[4096];
+    char mpi_version[256];
+    char host[256];
+};
+
+extern struct wp_run wp_run;
+
+#endif

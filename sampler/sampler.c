@@ -1,0 +1,355 @@
+/* sampler/sampler.c — per-thread timers and the SIGPROF handler.
+ * See sampler/sampler.h for the contract. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "runtime/log.h"
+#include "report/partial.h"
+#include "sampler/sampler.h"
+#include "sampler/store.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define WP_EXPORT __attribute__((visibility("default")))
+
+/* Per-thread store size.  8192 distinct stacks and 256 Ki frames (2 MiB of
+ * address space, touched only as samples arrive) hold hours of a typical
+ * code's samples; what does not fit is counted in dropped_full. */
+#define WP_STORE_STACKS 8192
+#define WP_STORE_FRAMES (256 * 1024)
+
+/* The linker defines these around the section that holds every generated
+ * wrapper (WP_API in state/wrap.h). */
+extern const char __start_wp_wrap_text[] __attribute__((visibility("hidden")));
+extern const char __stop_wp_wrap_text[] __attribute__((visibility("hidden")));
+
+static struct wp_sampler_config wp_cfg;
+static int wp_started;       /* sampler_start ran; never reset */
+static int wp_running;       /* handlers store samples; read with atomics */
+static int wp_dl_busy;       /* threads inside code that may hold the loader lock */
+
+typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void *(*wp_dlopen_t)(const char *, int);
+typedef int (*wp_dlclose_t)(void *);
+static wp_pthread_create_t real_pthread_create;
+static wp_dlopen_t real_dlopen;
+static wp_dlclose_t real_dlclose;
+
+/* Resolve the interposed functions before anything can need them (and long
+ * before a timer exists), so no handler ever runs while dlsym does. */
+__attribute__((constructor)) static void wp_sampler_resolve(void)
+{
+    real_pthread_create = (wp_pthread_create_t)dlsym(RTLD_NEXT, "pthread_create");
+    real_dlopen = (wp_dlopen_t)dlsym(RTLD_NEXT, "dlopen");
+    real_dlclose = (wp_dlclose_t)dlsym(RTLD_NEXT, "dlclose");
+}
+
+int wp_is_wrapper_ip(uintptr_t ip)
+{
+    return ip >= (uintptr_t)__start_wp_wrap_text && ip < (uintptr_t)__stop_wp_wrap_text;
+}
+
+int wp_sampler_running(void)
+{
+    return __atomic_load_n(&wp_running, __ATOMIC_ACQUIRE);
+}
+
+struct wp_slot *wp_sampler_self_slot(void)
+{
+    return wp_self.slot;
+}
+
+void wp_dl_begin(void)
+{
+    __atomic_fetch_add(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
+}
+
+void wp_dl_end(void)
+{
+    __atomic_fetch_sub(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Unwind the interrupted stack into out[] (leaf first); returns the frame
+ * count.  Return addresses are stored minus one so that they point into the
+ * call instruction (what symbolization and line lookup want); the leaf is the
+ * exact interrupted PC.  Frames inside the MPI library, below the outermost
+ * wrapper, are cut: the wrapper frame stands for the whole MPI call.
+ *
+ * Fast path: unw_backtrace() from the handler's own context uses libunwind's
+ * per-thread trace cache (about 3 us); the interrupted PC is then found in
+ * its result by value, so no fixed number of handler frames is skipped.
+ * Slow path, when the PC is not found: unw_init_local2 on the signal context
+ * and unw_step, which libunwind documents as signal-safe for local unwinding.
+ * noinline keeps this frame (and so the search) the same in every build. */
+static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int max, int *trunc, int *slow)
+{
+    ucontext_t *uc = ucv;
+    int k = 0, start = -1;
+#if defined(__x86_64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    void *buf[WP_MAX_FRAMES + 16];
+    int n = unw_backtrace(buf, max + 16);
+    for (int i = 0; i < n && i < 16; i++)
+        if ((uintptr_t)buf[i] == pc) {
+            start = i;
+            break;
+        }
+    if (start >= 0) {
+        for (int i = start; i < n && k < max; i++)
+            out[k++] = (uintptr_t)buf[i] - (i > start);
+        *trunc = (n - start > max) || n == max + 16;
+    }
+#endif
+    if (start < 0) {
+        *slow = 1;
+        unw_cursor_t c;
+        if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+            return 0;
+        do {
+            unw_word_t ip;
+            if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+                break;
+            out[k] = (uintptr_t)ip - (k > 0);
+            k++;
+        } while (k < max && unw_step(&c) > 0);
+        *trunc = (k == max && unw_step(&c) > 0);
+    }
+    int cut = -1;
+    for (int i = 0; i < k; i++)
+        if (wp_is_wrapper_ip(out[i]))
+            cut = i;
+    if (cut > 0) {
+        memmove(out, out + cut, (size_t)(k - cut) * sizeof *out);
+        k -= cut;
+    }
+    return k;
+}
+
+/* The SIGPROF handler.  What it calls, and why each is safe here:
+ * - wp_self (TLS): initial-exec, see state/thread.h.
+ * - clock_gettime: async-signal-safe by POSIX.
+ * - wp_unwind: libunwind local unwinding (see above), no malloc; the loader
+ *   lock case is excluded by wp_dl_busy.
+ * - wp_store_add / wp_store_handler_time: own code on preallocated memory.
+ * errno is saved and restored because unwinding may set it. */
+static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    int saved_errno = errno;
+    struct wp_slot *slot = wp_self.slot;
+    if (slot == NULL)
+        goto out;
+    /* Publish that a handler runs, then check that sampling is on: with
+     * wp_sampler_stop()'s store-then-check this is a Dekker pair, so the
+     * stopper either sees us here or we see it stopped. */
+    __atomic_store_n(&slot->in_handler, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&wp_running, __ATOMIC_SEQ_CST))
+        goto done;
+    struct wp_store *s = slot->store;
+    uint64_t t0 = wp_now_ns();
+    uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
+    if (__atomic_load_n(&wp_dl_busy, __ATOMIC_ACQUIRE)) {
+        s->dropped_dl += w;
+        goto done;
+    }
+    int state = wp_self.state, fn = wp_self.fn;
+    uintptr_t ips[WP_MAX_FRAMES];
+    int trunc = 0, slow = 0;
+    int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &slow);
+    s->slow_unwinds += slow;
+    if (n <= 0) {
+        s->unwind_fail += w;
+        n = 0;
+    }
+    if (trunc)
+        s->truncated += w;
+    wp_store_add(s, state, fn, ips, n, w);
+    wp_store_handler_time(s, wp_now_ns() - t0);
+done:
+    __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
+out:
+    errno = saved_errno;
+}
+
+/* Register the calling thread and start its timer.  Normal context. */
+static int wp_thread_begin(void)
+{
+    struct wp_slot *slot = wp_registry_claim();
+    if (slot == NULL) {
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+            wp_log_always("waitprof: more than %d threads; later threads are not sampled",
+                          WP_MAX_THREADS);
+        return -1;
+    }
+    slot->store = wp_store_create(WP_STORE_STACKS, WP_STORE_FRAMES);
+    if (slot->store == NULL) {
+        wp_log_always("waitprof: cannot reserve the sample store (%s); thread %d is not sampled",
+                      strerror(errno), slot->index);
+        return -1;
+    }
+    /* Warm libunwind's per-thread trace cache here, in normal context, so the
+     * handler never creates it. */
+    void *warm[4];
+    unw_backtrace(warm, 4);
+
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev.sigev_notify_thread_id = slot->tid;
+    clockid_t clk = wp_cfg.cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+    if (timer_create(clk, &sev, &slot->timer) != 0) {
+        wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
+                      strerror(errno), slot->index);
+        return -1;
+    }
+    wp_self.slot = slot;
+    long period = 1000000000L / wp_cfg.hz;
+    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
+                             {period / 1000000000L, period % 1000000000L}};
+    __atomic_store_n(&slot->armed, 1, __ATOMIC_RELEASE);
+    if (timer_settime(slot->timer, 0, &its, NULL) != 0) {
+        wp_log_always("waitprof: timer_settime failed (%s); thread %d is not sampled",
+                      strerror(errno), slot->index);
+        wp_self.slot = NULL;
+        if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+            timer_delete(slot->timer);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stop the calling thread's timer; its store stays for the output. */
+static void wp_thread_end(void *unused)
+{
+    (void)unused;
+    struct wp_slot *slot = wp_self.slot;
+    if (slot == NULL)
+        return;
+    wp_self.slot = NULL; /* a signal still in flight is now ignored */
+    if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+        timer_delete(slot->timer);
+}
+
+struct wp_start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *wp_thread_start(void *p)
+{
+    struct wp_start st = *(struct wp_start *)p;
+    free(p);
+    void *ret;
+    if (wp_sampler_running())
+        wp_thread_begin();
+    /* The cleanup handler also runs on pthread_exit and cancellation. */
+    pthread_cleanup_push(wp_thread_end, NULL);
+    ret = st.fn(st.arg);
+    pthread_cleanup_pop(1);
+    return ret;
+}
+
+WP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    if (real_pthread_create == NULL)
+        wp_sampler_resolve();
+    /* Before sampling starts, and for threads the MPI runtime makes from
+     * inside an MPI call, this is the plain pthread_create. */
+    if (!wp_sampler_running() || (wp_self.depth > 0 && !wp_cfg.runtime_threads))
+        return real_pthread_create(th, attr, fn, arg);
+    struct wp_start *st = malloc(sizeof *st);
+    if (st == NULL)
+        return real_pthread_create(th, attr, fn, arg);
+    st->fn = fn;
+    st->arg = arg;
+    int rc = real_pthread_create(th, attr, wp_thread_start, st);
+    if (rc != 0)
+        free(st);
+    return rc;
+}
+
+WP_EXPORT void *dlopen(const char *file, int mode)
+{
+    if (real_dlopen == NULL)
+        wp_sampler_resolve();
+    wp_dl_begin();
+    void *h = real_dlopen(file, mode);
+    wp_dl_end();
+    if (h && wp_sampler_running())
+        wp_partial_modules_refresh();
+    return h;
+}
+
+WP_EXPORT int dlclose(void *handle)
+{
+    if (real_dlclose == NULL)
+        wp_sampler_resolve();
+    wp_dl_begin();
+    int rc = real_dlclose(handle);
+    wp_dl_end();
+    return rc;
+}
+
+int wp_sampler_start(const struct wp_sampler_config *cfg)
+{
+    wp_cfg = *cfg;
+    if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
+        wp_cfg.max_frames = WP_MAX_FRAMES;
+    struct sigaction old;
+    if (sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ? old.sa_sigaction != NULL
+                                                : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+        wp_log("waitprof: SIGPROF already has a handler (another profiler?); sampling is off, "
+               "remove the other profiler to sample");
+        return -1;
+    }
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = wp_on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGPROF, &sa, NULL) != 0) {
+        wp_log("waitprof: cannot install the SIGPROF handler (%s); sampling is off", strerror(errno));
+        return -1;
+    }
+    wp_partial_modules_refresh();
+    wp_started = 1;
+    __atomic_store_n(&wp_running, 1, __ATOMIC_SEQ_CST);
+    if (wp_thread_begin() != 0)
+        return -1;
+    return 0;
+}
+
+void wp_sampler_stop(void)
+{
+    if (!wp_started)
+        return;
+    __atomic_store_n(&wp_running, 0, __ATOMIC_SEQ_CST);
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_THREADS)
+        n = WP_MAX_THREADS;
+    for (int i = 0; i < n; i++)
+        if (__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL))
+            timer_delete(wp_slots[i].timer);
+    /* A handler that began before the store above finishes in microseconds;
+     * wait for it, but never forever (a thread stopped by a debugger). */
+    for (int i = 0; i < n; i++)
+        for (int spin = 0; spin < 100000 && __atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST);
+             spin++)
+            sched_yield();
+}

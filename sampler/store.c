@@ -1,0 +1,101 @@
+/* sampler/store.c — see sampler/store.h. */
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sampler/store.h"
+
+struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
+{
+    uint32_t n = 16;
+    while (n < nslots && n < (1u << 30))
+        n <<= 1;
+    size_t bytes = sizeof(struct wp_store) + (size_t)n * sizeof(struct wp_stack_entry) +
+                   (size_t)arena_frames * sizeof(uintptr_t);
+    /* mmap, not malloc: the memory is reserved now and only the pages that
+     * samples reach are ever touched. */
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return NULL;
+    struct wp_store *s = mem;
+    s->nslots = n;
+    s->arena_cap = arena_frames;
+    s->slots = (struct wp_stack_entry *)(s + 1);
+    s->arena = (uintptr_t *)(s->slots + n);
+    return s;
+}
+
+void wp_store_destroy(struct wp_store *s)
+{
+    if (s)
+        munmap(s, sizeof(struct wp_store) + (size_t)s->nslots * sizeof(struct wp_stack_entry) +
+                      (size_t)s->arena_cap * sizeof(uintptr_t));
+}
+
+static uint64_t wp_hash(int state, int fn, const uintptr_t *ips, int n)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)state ^ ((uint64_t)fn << 8);
+    for (int i = 0; i < n; i++) {
+        h ^= ips[i];
+        h *= 1099511628211ull;
+        h ^= h >> 29;
+    }
+    return h | 1; /* never 0, so hash 0 can mean "no entry" in debugging */
+}
+
+int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+{
+    uint64_t h = wp_hash(state, fn, ips, n);
+    uint32_t mask = s->nslots - 1;
+    for (uint32_t probe = 0, i = (uint32_t)h & mask; probe <= mask; probe++, i = (i + 1) & mask) {
+        struct wp_stack_entry *e = &s->slots[i];
+        if (!e->used) {
+            /* Keep the table at most 3/4 full so probes stay short. */
+            if (s->nstacks + 1 > s->nslots - s->nslots / 4 ||
+                s->arena_used + (uint32_t)n > s->arena_cap)
+                break;
+            memcpy(&s->arena[s->arena_used], ips, (size_t)n * sizeof *ips);
+            e->hash = h;
+            e->off = s->arena_used;
+            e->depth = (uint16_t)n;
+            e->state = (uint8_t)state;
+            e->fn = (uint16_t)fn;
+            e->count = weight;
+            s->arena_used += (uint32_t)n;
+            s->nstacks++;
+            atomic_signal_fence(memory_order_release);
+            __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+            s->samples += weight;
+            return 0;
+        }
+        if (e->hash == h && e->state == state && e->fn == fn && e->depth == n &&
+            memcmp(&s->arena[e->off], ips, (size_t)n * sizeof *ips) == 0) {
+            e->count += weight;
+            s->samples += weight;
+            return 0;
+        }
+    }
+    s->dropped_full += weight;
+    return -1;
+}
+
+void wp_store_handler_time(struct wp_store *s, uint64_t ns)
+{
+    int b = 0;
+    while (b < WP_HANDLER_BINS - 1 && (ns >> (b + 1)) != 0)
+        b++;
+    s->handler_hist[b]++;
+    s->handler_calls++;
+    s->handler_ns += ns;
+}
+
+uint64_t wp_store_handler_median_ns(const struct wp_store *s)
+{
+    uint64_t half = (s->handler_calls + 1) / 2, seen = 0;
+    for (int b = 0; b < WP_HANDLER_BINS; b++) {
+        seen += s->handler_hist[b];
+        if (seen >= half && s->handler_calls)
+            return (uint64_t)((1ull << b) * 1.41421356); /* middle of [2^b, 2^(b+1)) */
+    }
+    return 0;
+}

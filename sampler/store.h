@@ -1,0 +1,67 @@
+/* sampler/store.h — a thread's preallocated sample store.
+ *
+ * Contract: a store aggregates samples by (MPI state, call stack) in a fixed
+ * open-addressing table whose stacks live in a fixed arena, both allocated by
+ * wp_store_create() before sampling starts.  wp_store_add() runs in the
+ * SIGPROF handler: it allocates nothing, takes no lock and calls nothing but
+ * its own code.  Only the owning thread's handler writes a store; readers
+ * (the writer at the end, or a termination handler) see an entry only after
+ * its 'used' flag is set with release order, so they never read a half-made
+ * stack.  When table or arena is full, the sample's weight is added to
+ * dropped_full: nothing is lost silently.
+ */
+#ifndef WP_SAMPLER_STORE_H
+#define WP_SAMPLER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct wp_stack_entry {
+    uint64_t hash;
+    uint64_t count;       /* weighted samples */
+    uint32_t off;         /* first frame in the arena */
+    uint16_t depth;       /* frames, root last */
+    uint16_t fn;          /* enum wp_fn of the MPI call, 0 outside MPI */
+    uint8_t state;        /* WAITPROF_STATE_* */
+    volatile uint8_t used;
+};
+
+#define WP_HANDLER_BINS 32 /* log2 histogram of handler time in ns */
+
+struct wp_store {
+    uint32_t nslots;       /* power of two */
+    uint32_t nstacks;
+    uint32_t arena_cap;
+    volatile uint32_t arena_used;
+    struct wp_stack_entry *slots;
+    uintptr_t *arena;
+    /* Counters, all weighted by timer overruns, written by the owner only. */
+    uint64_t samples;        /* samples stored */
+    uint64_t dropped_full;   /* table or arena full */
+    uint64_t dropped_dl;     /* taken while the loader lock might be held */
+    uint64_t unwind_fail;    /* stored with no stack: the unwinder failed */
+    uint64_t truncated;      /* stack deeper than the frame limit */
+    uint64_t slow_unwinds;   /* unwound by the signal-frame cursor, not the fast trace */
+    uint64_t handler_calls;
+    uint64_t handler_ns;
+    uint64_t handler_hist[WP_HANDLER_BINS];
+};
+
+/* Allocate a store for nslots stacks (rounded up to a power of two) and
+ * arena_frames frames.  Returns NULL when memory cannot be had. */
+struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames);
+void wp_store_destroy(struct wp_store *s);
+
+/* Add weight samples of the stack ips[0..n) (leaf first) in state, inside
+ * MPI function fn (0 outside MPI).
+ * Returns 0, or -1 when the store was full (weight counted in dropped_full).
+ * Async-signal-safe. */
+int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
+
+/* Record the duration of one handler run.  Async-signal-safe. */
+void wp_store_handler_time(struct wp_store *s, uint64_t ns);
+
+/* Median handler time estimated from the histogram (bin's geometric middle). */
+uint64_t wp_store_handler_median_ns(const struct wp_store *s);
+
+#endif

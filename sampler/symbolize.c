@@ -1,0 +1,166 @@
+/* sampler/symbolize.c — see sampler/symbolize.h.  Uses elfutils' libdwfl on
+ * the live process: it reads /proc/self/maps and each module's symbol table
+ * (.symtab where the file has one, .dynsym otherwise).  Separate debug files
+ * are not searched, so no debuginfod server is ever contacted. */
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/folded.h"
+#include "sampler/sampler.h"
+#include "sampler/symbolize.h"
+#include "state/functions.h"
+
+struct wp_sym_entry {
+    uintptr_t ip;
+    char *name; /* NULL: left out */
+    int used;
+};
+
+struct wp_symbolizer {
+    Dwfl *dwfl;
+    Dwfl_Module *self;
+    char *(*demangle)(const char *, char *, size_t *, int *);
+    struct wp_sym_entry *tab;
+    size_t cap, n;
+};
+
+static int wp_no_debuginfo(Dwfl_Module *m, void **ud, const char *modname, Dwarf_Addr base,
+                           const char *file, const char *debuglink, GElf_Word crc, char **name)
+{
+    (void)m, (void)ud, (void)modname, (void)base, (void)file, (void)debuglink, (void)crc, (void)name;
+    return -1;
+}
+
+static char *wp_debuginfo_path;
+static const Dwfl_Callbacks wp_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = wp_no_debuginfo,
+    .debuginfo_path = &wp_debuginfo_path,
+};
+
+struct wp_symbolizer *wp_symbolizer_new(void)
+{
+    struct wp_symbolizer *sy = calloc(1, sizeof *sy);
+    if (sy == NULL)
+        return NULL;
+    sy->dwfl = dwfl_begin(&wp_callbacks);
+    if (sy->dwfl) {
+        dwfl_report_begin(sy->dwfl);
+        if (dwfl_linux_proc_report(sy->dwfl, getpid()) != 0 ||
+            dwfl_report_end(sy->dwfl, NULL, NULL) != 0) {
+            dwfl_end(sy->dwfl);
+            sy->dwfl = NULL;
+        } else {
+            sy->self = dwfl_addrmodule(sy->dwfl, (Dwarf_Addr)(uintptr_t)&wp_symbolizer_new);
+        }
+    }
+    sy->demangle = (char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    sy->cap = 4096;
+    sy->tab = calloc(sy->cap, sizeof *sy->tab);
+    if (sy->tab == NULL) {
+        wp_symbolizer_free(sy);
+        return NULL;
+    }
+    return sy;
+}
+
+static int wp_left_out(const char *name)
+{
+    static const char *const noise[] = {"_start", "__libc_start_main", "__libc_start_main_impl",
+                                        "__libc_start_call_main", "start_thread", "clone",
+                                        "clone3", "__clone", "__clone3", NULL};
+    for (int i = 0; noise[i]; i++)
+        if (strcmp(name, noise[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
+{
+    char buf[1024], raw[1024];
+    Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
+    const char *sym = mod ? dwfl_module_addrname(mod, ip) : NULL;
+
+    if (wp_is_wrapper_ip(ip)) {
+        int id = sym ? wp_fn_lookup(sym) : fn;
+        if (id <= 0 || id >= WP_FN_COUNT)
+            id = fn;
+        snprintf(raw, sizeof raw, "%s", (id > 0 && id < WP_FN_COUNT) ? wp_fn_table[id].name : "MPI");
+    } else if (mod && mod == sy->self) {
+        return NULL; /* waitprof's own thread trampoline */
+    } else if (sym) {
+        if (wp_left_out(sym))
+            return NULL;
+        char *dem = NULL;
+        int status = -1;
+        if (sy->demangle && sym[0] == '_' && sym[1] == 'Z')
+            dem = sy->demangle(sym, NULL, NULL, &status);
+        snprintf(raw, sizeof raw, "%s", (dem && status == 0) ? dem : sym);
+        free(dem);
+    } else if (mod) {
+        Dwarf_Addr start;
+        const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+        const char *base = path ? strrchr(path, '/') : NULL;
+        snprintf(raw, sizeof raw, "%s+0x%llx", base ? base + 1 : (path ? path : "?"),
+                 (unsigned long long)(ip - start));
+    } else {
+        snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)ip);
+    }
+    wp_frame_sanitize(buf, sizeof buf, raw);
+    return strdup(buf);
+}
+
+static int wp_grow(struct wp_symbolizer *sy)
+{
+    size_t cap = sy->cap * 2;
+    struct wp_sym_entry *t = calloc(cap, sizeof *t);
+    if (t == NULL)
+        return -1;
+    for (size_t i = 0; i < sy->cap; i++)
+        if (sy->tab[i].used) {
+            size_t j = (sy->tab[i].ip * 11400714819323198485ull) & (cap - 1);
+            while (t[j].used)
+                j = (j + 1) & (cap - 1);
+            t[j] = sy->tab[i];
+        }
+    free(sy->tab);
+    sy->tab = t;
+    sy->cap = cap;
+    return 0;
+}
+
+const char *wp_symbolizer_name(struct wp_symbolizer *sy, uintptr_t ip, int fn)
+{
+    if (sy->n * 2 >= sy->cap && wp_grow(sy) != 0)
+        return "??";
+    /* Wrapper frames depend on fn only when symbols are missing; key them
+     * apart so that such a frame never takes another call's name. */
+    uintptr_t key = wp_is_wrapper_ip(ip) ? ip ^ ((uintptr_t)fn << 48) : ip;
+    size_t j = (key * 11400714819323198485ull) & (sy->cap - 1);
+    while (sy->tab[j].used) {
+        if (sy->tab[j].ip == key)
+            return sy->tab[j].name;
+        j = (j + 1) & (sy->cap - 1);
+    }
+    sy->tab[j].used = 1;
+    sy->tab[j].ip = key;
+    sy->tab[j].name = wp_lookup(sy, ip, fn);
+    sy->n++;
+    return sy->tab[j].name;
+}
+
+void wp_symbolizer_free(struct wp_symbolizer *sy)
+{
+    if (sy == NULL)
+        return;
+    for (size_t i = 0; i < sy->cap && sy->tab; i++)
+        free(sy->tab[i].name);
+    free(sy->tab);
+    if (sy->dwfl)
+        dwfl_end(sy->dwfl);
+    free(sy);
+}

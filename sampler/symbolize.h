@@ -1,0 +1,23 @@
+/* sampler/symbolize.h — turning sampled addresses into frame names.
+ *
+ * Contract: runs after sampling has stopped, in normal context (it reads ELF
+ * files and allocates).  A frame is named by its function (C++ names
+ * demangled when the program carries libstdc++), else "module+0xOFFSET",
+ * else "0xADDRESS".  Wrapper frames are named by the canonical MPI function
+ * ("MPI_Recv" for mpi_recv_ too).  Start-up frames below main and a thread's
+ * start routine (_start, __libc_start_main, start_thread, clone, waitprof's
+ * own thread trampoline) are left out: NULL is returned for them.
+ * Names are sanitized for folded output (report/folded.h).
+ */
+#ifndef WP_SAMPLER_SYMBOLIZE_H
+#define WP_SAMPLER_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct wp_symbolizer;
+
+struct wp_symbolizer *wp_symbolizer_new(void);
+const char *wp_symbolizer_name(struct wp_symbolizer *sy, uintptr_t ip, int fn);
+void wp_symbolizer_free(struct wp_symbolizer *sy);
+
+#endif

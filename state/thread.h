@@ -1,0 +1,63 @@
+/* state/thread.h — the per-thread MPI state record and the thread registry.
+ *
+ * Contract:
+ * - wp_self is the calling thread's record.  It lives in initial-exec TLS:
+ *   libwaitprof is loaded at start-up (LD_PRELOAD), so its TLS block is part of
+ *   the static TLS area and reading it is one load at a fixed offset from the
+ *   thread pointer — no lazy allocation, no lock, safe in a signal handler.
+ * - Only the owning thread writes state, fn, enter_ns and depth; a signal
+ *   handler on the same thread reads them.  Compiler signal fences order the
+ *   writes as the handler must see them.
+ * - The registry is a fixed array of slots claimed with one atomic add.  A
+ *   slot outlives its thread so that the samples it holds are written at the
+ *   end; slots are never reused.
+ */
+#ifndef WP_STATE_THREAD_H
+#define WP_STATE_THREAD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "waitprof.h"
+
+struct wp_store;
+
+typedef struct wp_thread {
+    volatile sig_atomic_t state;   /* WAITPROF_STATE_* */
+    volatile int fn;               /* enum wp_fn of the outermost MPI call */
+    volatile uint64_t enter_ns;    /* CLOCK_MONOTONIC entry time of that call */
+    int depth;                     /* MPI calls nested on this thread (wrappers only) */
+    struct wp_slot *slot;          /* registry slot when sampled, else NULL */
+} wp_thread_t;
+
+extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
+
+/* One registered (sampled) thread. */
+struct wp_slot {
+    int index;                     /* 0 = the thread that called MPI_Init */
+    pid_t tid;
+    timer_t timer;
+    volatile int armed;            /* timer exists and is running */
+    volatile sig_atomic_t in_handler;
+    struct wp_store *store;        /* preallocated; survives the thread */
+};
+
+#define WP_MAX_THREADS 1024
+
+extern struct wp_slot wp_slots[WP_MAX_THREADS];
+extern volatile int wp_nslots;     /* slots claimed so far (may exceed the array) */
+
+/* Claim a slot for the calling thread; NULL when all are taken. */
+struct wp_slot *wp_registry_claim(void);
+
+/* Monotonic nanoseconds.  clock_gettime is async-signal-safe (POSIX). */
+static inline uint64_t wp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif
