@@ -33,10 +33,16 @@ int wp_profile_build(struct wp_folded *out)
             if (!e->used || e->count == 0)
                 continue;
             size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(e->state));
+            int at_root = 1;
             for (int k = e->depth - 1; k >= 0; k--) {
                 const char *name = wp_symbolizer_name(sy, s->arena[e->off + (uint32_t)k], e->fn);
                 if (name == NULL)
                     continue;
+                /* glibc's start-up frames have no exported symbol; at the
+                 * root of a stack they say nothing about the program. */
+                if (at_root && strncmp(name, "libc.so.", 8) == 0)
+                    continue;
+                at_root = 0;
                 size_t l = strlen(name);
                 if (len + l + 2 >= cap)
                     break; /* 64 KiB of frame names: keep the root part */

@@ -1,0 +1,1 @@
+# (fragment of Makefile.am)
