@@ -256,12 +256,14 @@ void wp_hook_init(int rc)
     wp_log_rank = wp_run.rank;
     wp_config_load(&wp_run.cfg, wp_getenv, wp_report);
     wp_config_check_unknown(environ, wp_report);
+    /* The library writes up to MPI_MAX_LIBRARY_VERSION_STRING bytes (8192
+     * in MPICH); keep the first line. */
+    static char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
-    PMPI_Get_library_version(wp_run.mpi_version, &len);
-    wp_run.mpi_version[sizeof wp_run.mpi_version - 1] = '\0';
-    char *nl = strchr(wp_run.mpi_version, '\n');
-    if (nl)
-        *nl = '\0';
+    if (PMPI_Get_library_version(version, &len) == MPI_SUCCESS) {
+        version[strcspn(version, "\n")] = '\0';
+        snprintf(wp_run.mpi_version, sizeof wp_run.mpi_version, "%s", version);
+    }
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
     wp_run.start_ns = wp_now_ns();
