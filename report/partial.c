@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/run.h"
@@ -20,12 +21,19 @@
 
 struct wp_out {
     int fd, err;
-    size_t n;
-    char buf[8192];
+    size_t n, cap;
+    char *buf;          /* small[] for a file, or a preallocated region */
+    char small[8192];
 };
 
+/* A file writer flushes when its buffer fills; a memory writer (fd < 0)
+ * has nowhere to flush to and records the overflow in err instead. */
 static void wp_flush(struct wp_out *o)
 {
+    if (o->fd < 0) {
+        o->err = 1;
+        return;
+    }
     size_t done = 0;
     while (done < o->n && !o->err) {
         ssize_t w = write(o->fd, o->buf + done, o->n - done);
@@ -42,8 +50,10 @@ static void wp_flush(struct wp_out *o)
 static void wp_puts(struct wp_out *o, const char *s)
 {
     for (; *s; s++) {
-        if (o->n == sizeof o->buf)
+        if (o->n == o->cap)
             wp_flush(o);
+        if (o->n == o->cap)
+            return;
         o->buf[o->n++] = *s;
     }
 }
@@ -118,6 +128,8 @@ static int wp_open(struct wp_out *o, const char *dir, int rank, const char *suff
     path[k] = '\0';
     o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     o->n = 0;
+    o->buf = o->small;
+    o->cap = sizeof o->small;
     o->err = o->fd < 0;
     return o->fd < 0 ? -1 : 0;
 }
@@ -273,11 +285,98 @@ static void wp_put_frame(struct wp_out *o, uintptr_t ip)
     }
 }
 
+/* Room for sorting the lines of a partial profile, reserved in normal
+ * context by wp_partial_reserve() so that the signal-time writer allocates
+ * nothing.  Lines that do not fit are written after the sorted ones. */
+#define WP_PARTIAL_TEXT (16u << 20)
+#define WP_PARTIAL_LINES (256u << 10)
+struct wp_pline {
+    uint32_t off, len;
+    uint64_t count;
+};
+static char *wp_ptext;
+static struct wp_pline *wp_plines;
+
+void wp_partial_reserve(void)
+{
+    if (wp_ptext)
+        return;
+    void *t = mmap(NULL, WP_PARTIAL_TEXT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *l = mmap(NULL, WP_PARTIAL_LINES * sizeof(struct wp_pline), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED || l == MAP_FAILED) {
+        if (t != MAP_FAILED)
+            munmap(t, WP_PARTIAL_TEXT);
+        if (l != MAP_FAILED)
+            munmap(l, WP_PARTIAL_LINES * sizeof(struct wp_pline));
+        return;
+    }
+    wp_ptext = t;
+    wp_plines = l;
+}
+
+static void wp_put_stack(struct wp_out *o, const struct wp_store *s, const struct wp_stack_entry *e)
+{
+    wp_puts(o, waitprof_state_name(e->state));
+    for (int k = e->depth - 1; k >= 0; k--) {
+        uintptr_t ip = s->arena[e->off + (uint32_t)k];
+        wp_puts(o, ";");
+        if (wp_is_wrapper_ip(ip) && e->fn > 0 && e->fn < WP_FN_COUNT)
+            wp_puts(o, wp_fn_table[e->fn].name);
+        else
+            wp_put_frame(o, ip);
+    }
+}
+
+/* Byte order, as strcmp and the folded readers sort. */
+static int wp_pline_cmp(const struct wp_pline *a, const struct wp_pline *b)
+{
+    uint32_t n = a->len < b->len ? a->len : b->len;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)wp_ptext[a->off + i], y = (unsigned char)wp_ptext[b->off + i];
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Heapsort: in place, O(n log n), no recursion and no allocation. */
+static void wp_sift(struct wp_pline *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && wp_pline_cmp(&v[c], &v[c + 1]) < 0)
+            c++;
+        if (wp_pline_cmp(&v[root], &v[c]) >= 0)
+            return;
+        struct wp_pline t = v[root];
+        v[root] = v[c];
+        v[c] = t;
+        root = c;
+    }
+}
+
+static void wp_heapsort(struct wp_pline *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        wp_sift(v, i, n);
+    for (size_t end = n; end-- > 1;) {
+        struct wp_pline t = v[0];
+        v[0] = v[end];
+        v[end] = t;
+        wp_sift(v, 0, end);
+    }
+}
+
 int wp_partial_write_folded(const char *dir, int rank)
 {
     struct wp_out o;
     if (wp_open(&o, dir, rank, "folded") != 0)
         return -1;
+    struct wp_out mem = {.fd = -1, .buf = wp_ptext, .cap = wp_ptext ? WP_PARTIAL_TEXT : 0};
+    size_t nl = 0;
     int n = wp_nthreads();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
@@ -287,19 +386,41 @@ int wp_partial_write_folded(const char *dir, int rank)
             const struct wp_stack_entry *e = &s->slots[j];
             if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0)
                 continue;
-            wp_puts(&o, waitprof_state_name(e->state));
-            for (int k = e->depth - 1; k >= 0; k--) {
-                uintptr_t ip = s->arena[e->off + (uint32_t)k];
-                wp_puts(&o, ";");
-                if (wp_is_wrapper_ip(ip) && e->fn > 0 && e->fn < WP_FN_COUNT)
-                    wp_puts(&o, wp_fn_table[e->fn].name);
-                else
-                    wp_put_frame(&o, ip);
+            size_t start = mem.n;
+            if (nl < WP_PARTIAL_LINES && wp_ptext) {
+                wp_put_stack(&mem, s, e);
+                if (!mem.err) {
+                    wp_plines[nl].off = (uint32_t)start;
+                    wp_plines[nl].len = (uint32_t)(mem.n - start);
+                    wp_plines[nl].count = e->count;
+                    nl++;
+                    continue;
+                }
+                mem.n = start;
+                mem.err = 0;
             }
+            /* No room to sort this one: write it as it is. */
+            wp_put_stack(&o, s, e);
             wp_puts(&o, " ");
             wp_putu(&o, e->count);
             wp_puts(&o, "\n");
         }
+    }
+    wp_heapsort(wp_plines, nl);
+    for (size_t i = 0; i < nl;) {
+        uint64_t count = wp_plines[i].count;
+        size_t j = i + 1;
+        while (j < nl && wp_pline_cmp(&wp_plines[i], &wp_plines[j]) == 0)
+            count += wp_plines[j++].count;
+        for (uint32_t k = 0; k < wp_plines[i].len; k++) {
+            if (o.n == o.cap)
+                wp_flush(&o);
+            o.buf[o.n++] = wp_ptext[wp_plines[i].off + k];
+        }
+        wp_puts(&o, " ");
+        wp_putu(&o, count);
+        wp_puts(&o, "\n");
+        i = j;
     }
     return wp_close(&o);
 }

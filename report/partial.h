@@ -27,6 +27,8 @@ struct wp_totals {
 void wp_totals_collect(struct wp_totals *t);
 
 void wp_partial_modules_refresh(void);
+/* Reserve the memory the signal-time writer sorts in (normal context). */
+void wp_partial_reserve(void);
 int wp_meta_write(const char *dir, int rank, const char *status);
 int wp_partial_write_folded(const char *dir, int rank);
 

@@ -328,6 +328,7 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
         return -1;
     }
     wp_partial_modules_refresh();
+    wp_partial_reserve();
     wp_started = 1;
     __atomic_store_n(&wp_running, 1, __ATOMIC_SEQ_CST);
     if (wp_thread_begin() != 0)

@@ -41,3 +41,61 @@ wp_meta() { sed -n "s/^$2=//p" "$1" | head -n 1; }
 
 # wp_folded ARGS... — tests/folded.py (checks the format, answers queries).
 wp_folded() { "$PYTHON" "$WP_SRCDIR/tests/folded.py" "$@"; }
+
+# wp_truth FILE RANK KEY — a value from a test program's "truth rank=R k=v" line.
+wp_truth() { sed -n "s/^truth rank=$2 .*$3=\([0-9.eE+-]*\).*/\1/p" "$1" | head -n 1; }
+
+# wp_ge A B — succeed when A >= B (decimals allowed).
+wp_ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+# wp_calc EXPR — evaluate an arithmetic expression with awk.
+wp_calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+# wp_check_between NAME VALUE LOW HIGH — fail unless LOW <= VALUE <= HIGH.
+wp_check_between() {
+    wp_ge "$2" "$3" && wp_ge "$4" "$2" || wp_fail "$1 = $2, expected between $3 and $4"
+    wp_note "$1 = $2 (accepted $3 .. $4)"
+}
+
+# wp_check_samples_follow_hz DIR — every rank's samples within ±15% of
+# rate × duration × threads, give or take 2 samples for the ends of the
+# interval (weighted samples count missed timer expirations).
+wp_check_samples_follow_hz() {
+    for meta in "$1"/rank.*.meta; do
+        hz=$(wp_meta "$meta" hz); ns=$(wp_meta "$meta" duration_ns)
+        th=$(wp_meta "$meta" threads); got=$(wp_meta "$meta" samples)
+        want=$(wp_calc "$hz * $ns / 1e9 * $th")
+        wp_check_between "samples of $(basename "$meta" .meta) at $hz Hz" "$got" \
+            "$(wp_calc "$want * 0.85 - 2")" "$(wp_calc "$want * 1.15 + 2")"
+    done
+}
+
+# wp_check_late_sender NP PROGRAM RECV_REGEX COMPUTE_REGEX [HZ] — run a
+# late-sender program (rank 1 computes 0.2 s five times while rank 0 waits
+# in MPI_Recv) and check where the samples land:
+# - rank 0: samples whose path matches RECV_REGEX, in an MPI state, are at
+#   least 90% of (time rank 0 measured inside the receive) x rate;
+# - rank 1: Not-in-MPI samples matching COMPUTE_REGEX are at least 90% of
+#   (time rank 1 measured computing) x rate;
+# - every folded file follows the format rules; samples follow the rate.
+wp_check_late_sender() {
+    np=$1; prog=$2; recv_re=$3; comp_re=$4; hz=${5:-200}
+    out="$WP_TMP/out-$hz"
+    WAITPROF_HZ=$hz wp_profile "$np" "$out" "$prog" 0.2 5 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
+        { cat "$WP_TMP/stderr" >&2; wp_fail "$prog exited with $?"; }
+    grep -q "^waitprof: $np ranks.*profile in $out" "$WP_TMP/stderr" ||
+        { cat "$WP_TMP/stderr" >&2; wp_fail "no summary line on stderr"; }
+    wp_folded check "$out"/rank.*.folded "$out/all.folded" || wp_fail "folded format"
+    in_recv=$(wp_truth "$WP_TMP/stdout" 0 in_recv)
+    in_comp=$(wp_truth "$WP_TMP/stdout" 1 in_compute)
+    [ -n "$in_recv" ] && [ -n "$in_comp" ] || wp_fail "no truth lines from $prog"
+    got=$(wp_folded sum "$out/rank.0.folded" --path "^MPI-(Work|Stall)(;.*)?$recv_re")
+    want=$(wp_calc "$in_recv * $hz")
+    wp_check_between "rank 0 samples in MPI under /$recv_re/ (truth $in_recv s)" "$got" \
+        "$(wp_calc "$want * 0.9")" "$(wp_calc "$want * 1.15 + 2")"
+    got=$(wp_folded sum "$out/rank.1.folded" --state Not-in-MPI --path "$comp_re")
+    want=$(wp_calc "$in_comp * $hz")
+    wp_check_between "rank 1 Not-in-MPI samples under /$comp_re/ (truth $in_comp s)" "$got" \
+        "$(wp_calc "$want * 0.9")" "$(wp_calc "$want * 1.15 + 2")"
+    wp_check_samples_follow_hz "$out"
+}

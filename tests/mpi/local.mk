@@ -1,1 +1,43 @@
-# (fragment of Makefile.am)
+# Integration tests: real MPI programs under this build's mpirun, with the
+# library from this build.  Programs are built by 'make check'; the scripts
+# assert the numbers they exist for (see each script's header).
+check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress \
+	tests/mpi/ending tests/mpi/nonmpi
+tests_mpi_late_sender_SOURCES = tests/mpi/late_sender.c
+tests_mpi_threads_SOURCES = tests/mpi/threads.c
+tests_mpi_threads_LDADD = -lpthread
+tests_mpi_stress_SOURCES = tests/mpi/stress.c
+tests_mpi_stress_LDADD = -lpthread -ldl
+tests_mpi_ending_SOURCES = tests/mpi/ending.c
+tests_mpi_nonmpi_SOURCES = tests/mpi/nonmpi.c
+tests_mpi_nonmpi_LDADD = -lpthread -ldl
+# Test programs are compiled as users compile: -g, optimized, no waitprof flags.
+WP_TEST_CFLAGS = -g -O1
+tests_mpi_late_sender_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_threads_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_stress_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ending_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_nonmpi_CFLAGS = $(WP_TEST_CFLAGS)
+
+if HAVE_MPICXX
+check_PROGRAMS += tests/mpi/late_sender_cxx
+tests_mpi_late_sender_cxx_SOURCES = tests/mpi/late_sender.cpp
+tests_mpi_late_sender_cxx_CXXFLAGS = $(WP_TEST_CFLAGS)
+endif
+
+# Fortran programs are built with the MPI Fortran wrapper directly, so a
+# machine without Fortran still configures (the Fortran test then skips).
+if HAVE_MPIFC
+check_SCRIPTS += tests/mpi/late_sender_f tests/mpi/late_sender_f08
+tests/mpi/late_sender_f: $(srcdir)/tests/mpi/late_sender.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/f && $(MPIFC) -g -O1 -J tests/mpi/f -o $@ $(srcdir)/tests/mpi/late_sender.F90
+tests/mpi/late_sender_f08: $(srcdir)/tests/mpi/late_sender.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/f08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/f08 -o $@ $(srcdir)/tests/mpi/late_sender.F90
+CLEANFILES += tests/mpi/late_sender_f tests/mpi/late_sender_f08
+endif
+
+WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
+	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_launcher.sh \
+	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_stress.sh
+TESTS += $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 $(WP_MPI_TESTS)

@@ -1,0 +1,56 @@
+/* ending: an MPI program that ends in the way its first argument names,
+ * after computing for a while in compute_phase:
+ *   finalize CODE   MPI_Finalize, then return CODE
+ *   exit CODE       exit(CODE) without MPI_Finalize
+ *   abort CODE      rank 1 calls MPI_Abort(MPI_COMM_WORLD, CODE); rank 0 waits in MPI_Recv
+ *   hang            compute (rank 1) / wait in MPI_Recv (rank 0) until killed
+ * Prints "ready rank=R" once computing has started (for tests that signal). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) static double compute_phase(double sec)
+{
+    double t0 = now(), x = 0;
+    while (now() - t0 < sec)
+        for (int i = 0; i < 1000; i++)
+            x += i * 1e-9;
+    return x;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, buf = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *how = argc > 1 ? argv[1] : "finalize";
+    int code = argc > 2 ? atoi(argv[2]) : 0;
+    printf("ready rank=%d\n", rank);
+    fflush(stdout);
+    volatile double sink = compute_phase(0.5);
+    (void)sink;
+    if (strcmp(how, "exit") == 0)
+        exit(code);
+    if (strcmp(how, "abort") == 0) {
+        if (rank == 1)
+            MPI_Abort(MPI_COMM_WORLD, code);
+        MPI_Recv(&buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (strcmp(how, "hang") == 0) {
+        if (rank == 0)
+            MPI_Recv(&buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (;;)
+            sink = compute_phase(1.0);
+    }
+    MPI_Finalize();
+    return code;
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Bad configuration never hurts the application: every WAITPROF_* variable
+# given garbage, out-of-range or empty values, an unknown variable, and
+# missing or unwritable output directories each give one line naming the
+# problem and what is accepted; the program's exit code is its own.
+. "$(dirname "$0")/../lib.sh"
+prog=$WP_BUILDDIR/tests/mpi/ending
+base_code=0
+wp_mpirun 2 "$prog" finalize 3 >/dev/null 2>&1 || base_code=$?
+wp_note "exit code without waitprof: $base_code"
+
+# run_with EXPECT_REGEX VAR=VALUE... — one line matching the regex, exit code unchanged.
+run_with() {
+    re=$1; shift
+    code=0
+    (export WAITPROF_QUIET=1 "$@"; wp_mpirun 2 "$WP_LAUNCHER" "$prog" finalize 3) \
+        >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" || code=$?
+    [ "$code" = "$base_code" ] || { cat "$WP_TMP/stderr" >&2; wp_fail "$*: exit code $code, expected $base_code"; }
+    n=$(grep -c "^waitprof: .*$re" "$WP_TMP/stderr")
+    [ "$n" = 1 ] || { cat "$WP_TMP/stderr" >&2; wp_fail "$*: expected one line matching '$re', got $n"; }
+    wp_note "$* -> $(grep "^waitprof: .*$re" "$WP_TMP/stderr")"
+}
+cd "$WP_TMP" || wp_fail "no temp dir"
+mkdir -p tmp
+o=WAITPROF_OUT=$WP_TMP/o
+for v in abc 0 10001 -5 '' 12abc ' 5' 1e3; do
+    run_with "WAITPROF_HZ.*1 to 10000.*using 100" "$o-hz" "WAITPROF_HZ=$v"
+done
+for v in '' foo WALL; do
+    run_with 'WAITPROF_CLOCK.*wall or cpu.*using wall' "$o-clk" "WAITPROF_CLOCK=$v"
+done
+for v in 0 129 x ''; do
+    run_with 'WAITPROF_DEPTH.*1 to 128.*using 128' "$o-depth" "WAITPROF_DEPTH=$v"
+done
+for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET; do
+    for v in 2 yes ''; do
+        run_with "$var.*0 or 1.*using 0" "$o-b" "$var=$v"
+    done
+done
+run_with 'WAITPROF_OUT is empty' WAITPROF_OUT=
+run_with 'unknown variable WAITPROF_HERTZ' "$o-u" WAITPROF_HERTZ=100
+# A directory that cannot be made: the profile goes to $TMPDIR instead.
+run_with "cannot write to /proc/waitprof-test.*writing the profile to $WP_TMP/tmp/waitprof" \
+    WAITPROF_OUT=/proc/waitprof-test TMPDIR="$WP_TMP/tmp"
+ls "$WP_TMP"/tmp/waitprof.*/all.folded >/dev/null 2>&1 || wp_fail "no profile in the fallback directory"
+# Nowhere to write at all: the run still ends as it would have.  (Open MPI
+# keeps its session directory in TMPDIR too: point it elsewhere.)
+run_with 'no profile will be written' WAITPROF_OUT=/dev/null/x TMPDIR=/proc/nope OMPI_MCA_orte_tmpdir_base=/tmp
+# A missing directory several levels deep is created.
+run_with '' "WAITPROF_OUT=$WP_TMP/a/b/c" WAITPROF_QUIET=0
+[ -f "$WP_TMP/a/b/c/all.folded" ] || wp_fail "missing output directory not created"

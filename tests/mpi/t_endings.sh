@@ -1,0 +1,50 @@
+#!/bin/sh
+# Runs that end without MPI_Finalize still leave readable per-rank files,
+# marked partial in rank.R.meta: exit(), MPI_Abort, and SIGTERM (where the
+# frames are module+offset but the MPI call and state are named).  The
+# launcher's exit code is the one the run has without waitprof.
+. "$(dirname "$0")/../lib.sh"
+prog=$WP_BUILDDIR/tests/mpi/ending
+
+baseline() { code=0; wp_mpirun 2 "$prog" "$@" >/dev/null 2>&1 || code=$?; echo $code; }
+
+# exit() without MPI_Finalize
+want=$(baseline exit 4)
+code=0; wp_profile 2 "$WP_TMP/exit" "$prog" exit 4 >/dev/null 2>"$WP_TMP/stderr" || code=$?
+[ "$code" = "$want" ] || wp_fail "exit: code $code, expected $want"
+for r in 0 1; do
+    st=$(wp_meta "$WP_TMP/exit/rank.$r.meta" status)
+    case $st in partial*without\ MPI_Finalize*) ;; *) wp_fail "exit: rank $r status '$st'" ;; esac
+done
+wp_folded check "$WP_TMP"/exit/rank.*.folded || wp_fail "exit: folded format"
+n=$(wp_folded sum "$WP_TMP/exit/rank.0.folded" --state Not-in-MPI --path ';compute_phase$')
+[ "$n" -gt 20 ] || wp_fail "exit: only $n samples in compute_phase (0.5 s at 100 Hz)"
+wp_note "exit: partial profiles, $n samples in compute_phase, exit code $code"
+
+# MPI_Abort on rank 1
+want=$(baseline abort 6)
+code=0; wp_profile 2 "$WP_TMP/abort" "$prog" abort 6 >/dev/null 2>"$WP_TMP/stderr" || code=$?
+[ "$code" = "$want" ] || wp_fail "abort: code $code, expected $want"
+st=$(wp_meta "$WP_TMP/abort/rank.1.meta" status)
+case $st in partial*MPI_Abort*) ;; *) wp_fail "abort: rank 1 status '$st'" ;; esac
+wp_folded check "$WP_TMP/abort/rank.1.folded" || wp_fail "abort: folded format"
+wp_note "abort: rank 1 partial profile, exit code $code"
+
+# SIGTERM to both ranks while rank 0 waits in MPI_Recv and rank 1 computes
+WAITPROF_OUT=$WP_TMP/term WP_TIMEOUT=60 wp_mpirun 2 "$WP_LAUNCHER" "$prog" hang >"$WP_TMP/stdout" 2>&1 &
+pid=$!
+i=0
+while [ "$(grep -c '^ready' "$WP_TMP/stdout")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1.5
+pkill -TERM -f "$prog hang" || wp_fail "term: no rank process found"
+wait $pid
+for r in 0 1; do
+    st=$(wp_meta "$WP_TMP/term/rank.$r.meta" status)
+    case $st in partial*SIGTERM*) ;; *) wp_fail "term: rank $r status '$st'" ;; esac
+done
+wp_folded check "$WP_TMP"/term/rank.*.folded || wp_fail "term: folded format"
+n=$(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Work --path ';MPI_Recv$')
+[ "$n" -gt 50 ] || wp_fail "term: rank 0 has $n samples in MPI_Recv (waited > 1 s at 100 Hz)"
+n1=$(wp_folded sum "$WP_TMP/term/rank.1.folded" --state Not-in-MPI)
+[ "$n1" -gt 100 ] || wp_fail "term: rank 1 has $n1 samples outside MPI (computed > 2 s at 100 Hz)"
+wp_note "term: partial profiles, rank 0 $n samples in MPI_Recv, rank 1 $n1 outside MPI"
