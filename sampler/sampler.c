@@ -2,6 +2,7 @@
  * See sampler/sampler.h for the contract. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -44,7 +45,9 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef void *(*wp_dlopen_t)(const char *, int);
 typedef int (*wp_dlclose_t)(void *);
+typedef int (*wp_dl_iterate_phdr_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 static wp_pthread_create_t real_pthread_create;
+static wp_dl_iterate_phdr_t real_dl_iterate_phdr;
 static wp_dlopen_t real_dlopen;
 static wp_dlclose_t real_dlclose;
 
@@ -55,6 +58,7 @@ __attribute__((constructor)) static void wp_sampler_resolve(void)
     real_pthread_create = (wp_pthread_create_t)dlsym(RTLD_NEXT, "pthread_create");
     real_dlopen = (wp_dlopen_t)dlsym(RTLD_NEXT, "dlopen");
     real_dlclose = (wp_dlclose_t)dlsym(RTLD_NEXT, "dlclose");
+    real_dl_iterate_phdr = (wp_dl_iterate_phdr_t)dlsym(RTLD_NEXT, "dl_iterate_phdr");
 }
 
 int wp_is_wrapper_ip(uintptr_t ip)
@@ -293,6 +297,23 @@ WP_EXPORT void *dlopen(const char *file, int mode)
     if (h && wp_sampler_running())
         wp_partial_modules_refresh();
     return h;
+}
+
+/* dl_iterate_phdr holds the loader's write lock while it runs its callback.
+ * libunwind calls it from the handler when an address is not yet cached,
+ * while holding a lock of its own; if the handler ran on a thread that holds
+ * the loader lock, the two would wait for each other.  So a thread in
+ * dl_iterate_phdr (the program's, libgcc's, or waitprof's own) counts as
+ * busy and its samples are dropped.  The handler's own nested calls pass
+ * through here too, harmlessly. */
+WP_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    if (real_dl_iterate_phdr == NULL)
+        wp_sampler_resolve();
+    wp_dl_begin();
+    int rc = real_dl_iterate_phdr(cb, data);
+    wp_dl_end();
+    return rc;
 }
 
 WP_EXPORT int dlclose(void *handle)

@@ -13,8 +13,8 @@
  * - wp_sampler_stop() stops every timer and waits until no handler runs;
  *   after it the stores are quiescent and may be read.
  * - Samples that land while any thread may hold the dynamic loader's lock
- *   (dlopen, dlclose, waitprof's own dlsym) are dropped and counted, because
- *   the unwinder may call dl_iterate_phdr.
+ *   (dlopen, dlclose, dl_iterate_phdr, waitprof's own dlsym) are dropped and
+ *   counted, because the unwinder may call dl_iterate_phdr.
  */
 #ifndef WP_SAMPLER_SAMPLER_H
 #define WP_SAMPLER_SAMPLER_H

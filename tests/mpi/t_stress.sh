@@ -5,7 +5,7 @@
 out=$WP_TMP/out
 secs=${WP_STRESS_SECONDS:-30}
 WP_TIMEOUT=$((secs * 6 + 60)) WAITPROF_HZ=5000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/stress" 4 "$secs" \
-    >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" || { cat "$WP_TMP/stderr" >&2; wp_fail "stress exited with $? (124: hung)"; }
+    >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" || { rc=$?; cat "$WP_TMP/stderr" >&2; wp_fail "stress exited with $rc (124: hung)"; }
 wp_folded check "$out"/rank.*.folded "$out/all.folded" || wp_fail "folded format"
 dropped=0
 for r in 0 1; do
