@@ -220,6 +220,13 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
     wp_run.end_ns = wp_now_ns();
     if (!wp_run.have_dir)
         return;
+    /* A run that is ending abnormally may be killed at any moment (MPICH's
+     * launcher kills the other ranks as soon as one exits): first leave the
+     * quick unsymbolized profile, then replace it by the symbolized one. */
+    if (strcmp(status, "complete") != 0) {
+        wp_partial_write_folded(wp_run.dir, wp_run.rank);
+        wp_meta_write(wp_run.dir, wp_run.rank, status);
+    }
     if (wp_profile_build(mine) != 0 || wp_profile_write_rank(wp_run.dir, wp_run.rank, mine) != 0) {
         wp_log_always("waitprof: rank %d: symbolized profile not written (%s); writing raw frames",
                       wp_run.rank, strerror(errno));
