@@ -20,6 +20,10 @@ void wp_frame_sanitize(char *dst, size_t cap, const char *src)
         memcpy(dst, "??", 3);
         return;
     }
+    /* A trailing space (a long C++ name cut at cap ends in one easily) would
+     * put two spaces before the count, a line wp_folded_parse() refuses. */
+    for (size_t t = k; t > 0 && dst[t - 1] == ' '; t--)
+        dst[t - 1] = '_';
     /* A trailing " 123" would read as a count: join the digits to the name. */
     char *sp = strrchr(dst, ' ');
     if (sp && sp[1] && strspn(sp + 1, "0123456789") == strlen(sp + 1))

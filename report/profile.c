@@ -6,6 +6,8 @@
 
 #include "runtime/log.h"
 #include "report/profile.h"
+#include "report/summary.h"
+#include "report/svg.h"
 #include "sampler/store.h"
 #include "sampler/symbolize.h"
 #include "state/thread.h"
@@ -59,21 +61,57 @@ int wp_profile_build(struct wp_folded *out)
     return 0;
 }
 
-int wp_profile_write_file(const char *path, const struct wp_folded *f)
+/* What one output file holds; the writers share the temporary-file dance. */
+struct wp_output {
+    const struct wp_folded *f;
+    int ranks;
+};
+
+static int wp_output_folded(FILE *fp, const struct wp_output *o)
+{
+    return wp_folded_write(fp, o->f);
+}
+
+static int wp_output_svg(FILE *fp, const struct wp_output *o)
+{
+    char title[64];
+    snprintf(title, sizeof title, "waitprof: %d rank%s", o->ranks, o->ranks == 1 ? "" : "s");
+    return wp_svg_write(fp, o->f, title);
+}
+
+/* About 30 lines: what someone reads first. */
+static int wp_output_summary(FILE *fp, const struct wp_output *o)
+{
+    return wp_summary_write(fp, o->f, o->ranks, 8);
+}
+
+/* Write path through path.tmp and a rename, so a reader never sees half a
+ * file.  On failure errno says why (the clean-up must not overwrite it). */
+static int wp_write_atomic(const char *path, int (*emit)(FILE *, const struct wp_output *),
+                           const struct wp_output *o)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *fp = fopen(tmp, "w");
     if (fp == NULL)
         return -1;
-    int rc = wp_folded_write(fp, f);
-    if (fclose(fp) != 0)
-        rc = -1;
+    int rc = emit(fp, o);
+    int err = errno;
+    if (fclose(fp) != 0 && rc == 0)
+        rc = -1, err = errno;
     if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
-    if (rc != 0)
+        rc = -1, err = errno;
+    if (rc != 0) {
         remove(tmp);
+        errno = err;
+    }
     return rc;
+}
+
+int wp_profile_write_file(const char *path, const struct wp_folded *f)
+{
+    struct wp_output o = {f, 0};
+    return wp_write_atomic(path, wp_output_folded, &o);
 }
 
 int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
@@ -144,6 +182,19 @@ int wp_profile_merge(MPI_Comm comm, int rank, int size, const struct wp_folded *
             rc = wp_profile_write_file(path, &merged);
             if (rc != 0)
                 wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+            /* The picture and the digest are tried even when all.folded was
+             * not written: each failure is reported on its own. */
+            struct wp_output o = {&merged, size};
+            snprintf(path, sizeof path, "%s/all.svg", dir);
+            if (wp_write_atomic(path, wp_output_svg, &o) != 0) {
+                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+                rc = -1;
+            }
+            snprintf(path, sizeof path, "%s/summary.txt", dir);
+            if (wp_write_atomic(path, wp_output_summary, &o) != 0) {
+                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+                rc = -1;
+            }
             wp_folded_free(&merged);
         }
     }

@@ -69,7 +69,9 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->runtime_threads = wp_word(get, report, "WAITPROF_RUNTIME_THREADS", bools, 0, "0 or 1");
     c->quiet = wp_word(get, report, "WAITPROF_QUIET", bools, 0, "0 or 1");
     const char *out = get("WAITPROF_OUT");
-    if (out != NULL && (out[0] == '\0' || strlen(out) >= sizeof c->out - 32))
+    /* The limit is the one the message states; it leaves room in the 4096-byte
+     * path buffers for the ".N" suffix and the file names added later. */
+    if (out != NULL && (out[0] == '\0' || strlen(out) >= 4000))
         wp_bad(report, "WAITPROF_OUT", out, "a directory path shorter than 4000 bytes",
                "./waitprof.<job id or time>");
     else if (out != NULL)

@@ -1,1 +1,36 @@
 # (fragment of Makefile.am)
+
+# --- report writers: SVG flame graph and text summary (tests/unit/test_report.c)
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_report
+TESTS += tests/unit/test_report
+tests_unit_test_report_SOURCES = tests/unit/test_report.c report/svg.c report/svg.h \
+	report/summary.c report/summary.h report/folded.c report/folded.h
+tests_unit_test_report_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_report_LDADD = $(CHECK_LIBS)
+endif
+
+# --- core units: configuration, sample store, folded stacks, MPI function table
+# (tests/unit/test_{config,store,folded,functions}.c).  test_functions builds
+# state/thread.c with the generated function table rather than linking the
+# library, whose internal symbols are hidden.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
+	tests/unit/test_functions
+TESTS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
+	tests/unit/test_functions
+tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h
+tests_unit_test_config_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_config_LDADD = $(CHECK_LIBS)
+tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h
+tests_unit_test_store_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_store_LDADD = $(CHECK_LIBS)
+tests_unit_test_folded_SOURCES = tests/unit/test_folded.c report/folded.c report/folded.h
+tests_unit_test_folded_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_folded_LDADD = $(CHECK_LIBS)
+tests_unit_test_functions_SOURCES = tests/unit/test_functions.c state/thread.c state/thread.h \
+	state/functions.h state/wrap.h runtime/log.c runtime/log.h
+nodist_tests_unit_test_functions_SOURCES = state/functions.gen.c
+tests_unit_test_functions_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_functions_LDADD = $(CHECK_LIBS) -ldl
+endif

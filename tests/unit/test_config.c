@@ -1,0 +1,491 @@
+/* tests/unit/test_config.c — wp_config_load() and wp_config_check_unknown().
+ *
+ * The configuration is read through a getter, so these tests feed it a table
+ * instead of the process environment and capture what would be printed.  The
+ * contract checked (runtime/config.h): loading never fails; every value that
+ * cannot be accepted produces exactly one line that names the variable, says
+ * what is accepted and which value is used instead, and that value is the
+ * default; good values are taken as given.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/config.h"
+
+/* --- the fake environment and the captured report ------------------------- */
+
+#define FAKE_MAX 16
+static const char *fake_name[FAKE_MAX];
+static const char *fake_value[FAKE_MAX];
+static int fake_n;
+
+#define LINES_MAX 32
+static char lines[LINES_MAX][1024];
+static int nlines;
+
+static void reset(void)
+{
+    fake_n = 0;
+    nlines = 0;
+}
+
+static void env_set(const char *name, const char *value)
+{
+    ck_assert_int_lt(fake_n, FAKE_MAX);
+    fake_name[fake_n] = name;
+    fake_value[fake_n] = value;
+    fake_n++;
+}
+
+static const char *fake_getenv(const char *name)
+{
+    for (int i = 0; i < fake_n; i++)
+        if (strcmp(fake_name[i], name) == 0)
+            return fake_value[i];
+    return NULL;
+}
+
+static void capture(const char *line)
+{
+    /* Record every call, even past the array, so an extra line is never missed. */
+    if (nlines < LINES_MAX) {
+        ck_assert_uint_lt(strlen(line), sizeof lines[0]);
+        strcpy(lines[nlines], line);
+    }
+    nlines++;
+}
+
+/* Does line name var as a whole word (not as the prefix of a longer name)? */
+static int names_var(const char *line, const char *var)
+{
+    size_t n = strlen(var);
+    for (const char *p = strstr(line, var); p; p = strstr(p + 1, var)) {
+        char after = p[n];
+        int word_after = (after >= 'A' && after <= 'Z') || (after >= '0' && after <= '9') || after == '_';
+        int word_before = p > line && ((p[-1] >= 'A' && p[-1] <= 'Z') || p[-1] == '_');
+        if (!word_after && !word_before)
+            return 1;
+    }
+    return 0;
+}
+
+static void assert_defaults_except(const struct wp_config *c, const char *except)
+{
+    if (strcmp(except, "WAITPROF_HZ") != 0)
+        ck_assert_int_eq(c->hz, WP_HZ_DEFAULT);
+    if (strcmp(except, "WAITPROF_CLOCK") != 0)
+        ck_assert_int_eq(c->cpu_clock, 0);
+    if (strcmp(except, "WAITPROF_DEPTH") != 0)
+        ck_assert_int_eq(c->depth, WP_DEPTH_DEFAULT);
+    if (strcmp(except, "WAITPROF_RUNTIME_THREADS") != 0)
+        ck_assert_int_eq(c->runtime_threads, 0);
+    if (strcmp(except, "WAITPROF_QUIET") != 0)
+        ck_assert_int_eq(c->quiet, 0);
+    if (strcmp(except, "WAITPROF_OUT") != 0)
+        ck_assert_str_eq(c->out, "");
+}
+
+/* The field a variable sets, as an int (WAITPROF_OUT has none). */
+static int field(const struct wp_config *c, const char *var)
+{
+    if (strcmp(var, "WAITPROF_HZ") == 0)
+        return c->hz;
+    if (strcmp(var, "WAITPROF_CLOCK") == 0)
+        return c->cpu_clock;
+    if (strcmp(var, "WAITPROF_DEPTH") == 0)
+        return c->depth;
+    if (strcmp(var, "WAITPROF_RUNTIME_THREADS") == 0)
+        return c->runtime_threads;
+    if (strcmp(var, "WAITPROF_QUIET") == 0)
+        return c->quiet;
+    ck_abort_msg("no int field for %s", var);
+    return -1;
+}
+
+/* --- defaults --------------------------------------------------------------- */
+
+START_TEST(test_defaults)
+{
+    struct wp_config c;
+    reset();
+    memset(&c, 0x5a, sizeof c); /* load must not rely on a zeroed struct */
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    assert_defaults_except(&c, "");
+    ck_assert_int_eq(c.hz, 100);
+    ck_assert_int_eq(c.depth, 128);
+}
+END_TEST
+
+/* Variables the loader does not read must not disturb it. */
+START_TEST(test_unrelated_variables_ignored)
+{
+    struct wp_config c;
+    reset();
+    env_set("WAITPROF_LIB", "/nowhere/libwaitprof.so");
+    env_set("WAITPROF_BOGUS", "xyz");
+    env_set("HZ", "0");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    assert_defaults_except(&c, "");
+}
+END_TEST
+
+/* --- good values, boundaries included ------------------------------------------ */
+
+struct good {
+    const char *var, *value;
+    int expect;
+};
+
+static const struct good goods[] = {
+    {"WAITPROF_HZ", "1", 1},
+    {"WAITPROF_HZ", "2", 2},
+    {"WAITPROF_HZ", "100", 100},
+    {"WAITPROF_HZ", "997", 997},
+    {"WAITPROF_HZ", "9999", 9999},
+    {"WAITPROF_HZ", "10000", 10000},
+    {"WAITPROF_CLOCK", "wall", 0},
+    {"WAITPROF_CLOCK", "cpu", 1},
+    {"WAITPROF_DEPTH", "1", 1},
+    {"WAITPROF_DEPTH", "2", 2},
+    {"WAITPROF_DEPTH", "64", 64},
+    {"WAITPROF_DEPTH", "127", 127},
+    {"WAITPROF_DEPTH", "128", 128},
+    {"WAITPROF_RUNTIME_THREADS", "0", 0},
+    {"WAITPROF_RUNTIME_THREADS", "1", 1},
+    {"WAITPROF_QUIET", "0", 0},
+    {"WAITPROF_QUIET", "1", 1},
+};
+
+START_TEST(test_good_value)
+{
+    const struct good *g = &goods[_i];
+    struct wp_config c;
+    reset();
+    env_set(g->var, g->value);
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_msg(nlines == 0, "%s=\"%s\" reported: %s", g->var, g->value, lines[0]);
+    ck_assert_msg(field(&c, g->var) == g->expect, "%s=\"%s\" gave %d, want %d", g->var, g->value,
+                  field(&c, g->var), g->expect);
+    assert_defaults_except(&c, g->var);
+}
+END_TEST
+
+START_TEST(test_out_good)
+{
+    static const char *const outs[] = {"/tmp/prof", "prof", ".", "dir with spaces", "./a;b", "/"};
+    struct wp_config c;
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+        reset();
+        env_set("WAITPROF_OUT", outs[i]);
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_int_eq(nlines, 0);
+        ck_assert_str_eq(c.out, outs[i]);
+        assert_defaults_except(&c, "WAITPROF_OUT");
+    }
+}
+END_TEST
+
+/* Every variable at once, all good. */
+START_TEST(test_all_good_together)
+{
+    struct wp_config c;
+    reset();
+    env_set("WAITPROF_HZ", "250");
+    env_set("WAITPROF_CLOCK", "cpu");
+    env_set("WAITPROF_DEPTH", "32");
+    env_set("WAITPROF_RUNTIME_THREADS", "1");
+    env_set("WAITPROF_QUIET", "1");
+    env_set("WAITPROF_OUT", "/tmp/x");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.hz, 250);
+    ck_assert_int_eq(c.cpu_clock, 1);
+    ck_assert_int_eq(c.depth, 32);
+    ck_assert_int_eq(c.runtime_threads, 1);
+    ck_assert_int_eq(c.quiet, 1);
+    ck_assert_str_eq(c.out, "/tmp/x");
+}
+END_TEST
+
+/* --- bad values ------------------------------------------------------------------ */
+
+struct bad {
+    const char *var, *value;
+};
+
+/* Out of range, negative, garbage and empty, for each variable. */
+static const struct bad bads[] = {
+    {"WAITPROF_HZ", "0"},
+    {"WAITPROF_HZ", "10001"},
+    {"WAITPROF_HZ", "100000"},
+    {"WAITPROF_HZ", "4294967396"}, /* 2^32 + 100: must not wrap to 100 */
+    {"WAITPROF_HZ", "99999999999999999999999"},
+    {"WAITPROF_HZ", "-1"},
+    {"WAITPROF_HZ", "-100"},
+    {"WAITPROF_HZ", "-0"},
+    {"WAITPROF_HZ", "12abc"},
+    {"WAITPROF_HZ", "abc"},
+    {"WAITPROF_HZ", " 5"},
+    {"WAITPROF_HZ", "5 "},
+    {"WAITPROF_HZ", "0x10"},
+    {"WAITPROF_HZ", "1e3"},
+    {"WAITPROF_HZ", "1.5"},
+    {"WAITPROF_HZ", "-"},
+    {"WAITPROF_HZ", "+"},
+    {"WAITPROF_HZ", ""},
+    {"WAITPROF_CLOCK", "WALL"},
+    {"WAITPROF_CLOCK", "Cpu"},
+    {"WAITPROF_CLOCK", "cpu "},
+    {"WAITPROF_CLOCK", " wall"},
+    {"WAITPROF_CLOCK", "walls"},
+    {"WAITPROF_CLOCK", "process"},
+    {"WAITPROF_CLOCK", "0"},
+    {"WAITPROF_CLOCK", "1"},
+    {"WAITPROF_CLOCK", "-1"},
+    {"WAITPROF_CLOCK", "12abc"},
+    {"WAITPROF_CLOCK", ""},
+    {"WAITPROF_DEPTH", "0"},
+    {"WAITPROF_DEPTH", "129"},
+    {"WAITPROF_DEPTH", "1000"},
+    {"WAITPROF_DEPTH", "4294967297"}, /* 2^32 + 1 */
+    {"WAITPROF_DEPTH", "-1"},
+    {"WAITPROF_DEPTH", "-128"},
+    {"WAITPROF_DEPTH", "12abc"},
+    {"WAITPROF_DEPTH", "abc"},
+    {"WAITPROF_DEPTH", " 5"},
+    {"WAITPROF_DEPTH", "0x10"},
+    {"WAITPROF_DEPTH", "1e3"},
+    {"WAITPROF_DEPTH", ""},
+    {"WAITPROF_RUNTIME_THREADS", "2"},
+    {"WAITPROF_RUNTIME_THREADS", "-1"},
+    {"WAITPROF_RUNTIME_THREADS", "yes"},
+    {"WAITPROF_RUNTIME_THREADS", "true"},
+    {"WAITPROF_RUNTIME_THREADS", "01"},
+    {"WAITPROF_RUNTIME_THREADS", " 1"},
+    {"WAITPROF_RUNTIME_THREADS", "1 "},
+    {"WAITPROF_RUNTIME_THREADS", "12abc"},
+    {"WAITPROF_RUNTIME_THREADS", "0x1"},
+    {"WAITPROF_RUNTIME_THREADS", ""},
+    {"WAITPROF_QUIET", "2"},
+    {"WAITPROF_QUIET", "-1"},
+    {"WAITPROF_QUIET", "on"},
+    {"WAITPROF_QUIET", "1e0"},
+    {"WAITPROF_QUIET", " 0"},
+    {"WAITPROF_QUIET", "abc"},
+    {"WAITPROF_QUIET", ""},
+};
+
+/* What a variable's report must say is accepted, and the default it uses. */
+static void expectations(const char *var, const char **accepts, const char **using)
+{
+    static const struct {
+        const char *var, *accepts, *using;
+    } t[] = {
+        {"WAITPROF_HZ", "1 to 10000", "using 100"},
+        {"WAITPROF_CLOCK", "wall or cpu", "using wall"},
+        {"WAITPROF_DEPTH", "1 to 128", "using 128"},
+        {"WAITPROF_RUNTIME_THREADS", "0 or 1", "using 0"},
+        {"WAITPROF_QUIET", "0 or 1", "using 0"},
+        {"WAITPROF_OUT", "directory", "using ./waitprof."},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].var, var) == 0) {
+            *accepts = t[i].accepts;
+            *using = t[i].using;
+            return;
+        }
+    ck_abort_msg("no expectations for %s", var);
+}
+
+static void assert_one_report(const char *var, const char *value)
+{
+    const char *accepts, *using;
+    expectations(var, &accepts, &using);
+    ck_assert_msg(nlines == 1, "%s=\"%s\": %d lines reported, want 1", var, value, nlines);
+    const char *l = lines[0];
+    ck_assert_msg(strchr(l, '\n') == NULL, "report is not one line: %s", l);
+    ck_assert_msg(strncmp(l, "waitprof: ", 10) == 0, "report lacks the prefix: %s", l);
+    ck_assert_msg(names_var(l, var), "report does not name %s: %s", var, l);
+    ck_assert_msg(strstr(l, accepts) != NULL, "report does not say \"%s\": %s", accepts, l);
+    ck_assert_msg(strstr(l, using) != NULL, "report does not say \"%s\": %s", using, l);
+}
+
+START_TEST(test_bad_value)
+{
+    const struct bad *b = &bads[_i];
+    struct wp_config c;
+    reset();
+    env_set(b->var, b->value);
+    wp_config_load(&c, fake_getenv, capture);
+    assert_one_report(b->var, b->value);
+    /* The fallback is the default, and nothing else moved. */
+    assert_defaults_except(&c, "");
+}
+END_TEST
+
+/* A bad value next to good ones: only it is reported, the others still apply. */
+START_TEST(test_bad_among_good)
+{
+    struct wp_config c;
+    reset();
+    env_set("WAITPROF_HZ", "500");
+    env_set("WAITPROF_CLOCK", "cpu");
+    env_set("WAITPROF_DEPTH", "999");
+    env_set("WAITPROF_QUIET", "1");
+    wp_config_load(&c, fake_getenv, capture);
+    assert_one_report("WAITPROF_DEPTH", "999");
+    ck_assert_int_eq(c.hz, 500);
+    ck_assert_int_eq(c.cpu_clock, 1);
+    ck_assert_int_eq(c.depth, WP_DEPTH_DEFAULT);
+    ck_assert_int_eq(c.quiet, 1);
+}
+END_TEST
+
+/* Every variable bad at once: one line per variable, each naming its own. */
+START_TEST(test_all_bad_together)
+{
+    static const char *const vars[] = {"WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH",
+                                       "WAITPROF_RUNTIME_THREADS", "WAITPROF_QUIET", "WAITPROF_OUT"};
+    struct wp_config c;
+    reset();
+    env_set("WAITPROF_HZ", "abc");
+    env_set("WAITPROF_CLOCK", "");
+    env_set("WAITPROF_DEPTH", "-5");
+    env_set("WAITPROF_RUNTIME_THREADS", "yes");
+    env_set("WAITPROF_QUIET", "12abc");
+    env_set("WAITPROF_OUT", "");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 6);
+    for (size_t v = 0; v < 6; v++) {
+        int hits = 0;
+        for (int i = 0; i < nlines; i++)
+            hits += names_var(lines[i], vars[v]);
+        ck_assert_msg(hits == 1, "%s named by %d lines", vars[v], hits);
+    }
+    assert_defaults_except(&c, "");
+}
+END_TEST
+
+/* WAITPROF_OUT: empty is bad; the length limit the message states is the one
+ * applied (3999 bytes pass, 4000 do not). */
+START_TEST(test_out_bad)
+{
+    static char path[8192];
+    struct wp_config c;
+
+    reset();
+    env_set("WAITPROF_OUT", "");
+    wp_config_load(&c, fake_getenv, capture);
+    assert_one_report("WAITPROF_OUT", "");
+    ck_assert_str_eq(c.out, "");
+
+    ck_assert_msg(strstr(lines[0], "4000") != NULL, "limit not stated: %s", lines[0]);
+
+    static const size_t lens[] = {3999, 4000, 4063, 4064, 4095, 4096, 8000};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        memset(path, 'd', lens[i]);
+        path[0] = '/';
+        path[lens[i]] = '\0';
+        reset();
+        env_set("WAITPROF_OUT", path);
+        wp_config_load(&c, fake_getenv, capture);
+        if (lens[i] < 4000) {
+            ck_assert_msg(nlines == 0, "%zu-byte path reported", lens[i]);
+            ck_assert_str_eq(c.out, path);
+        } else {
+            assert_one_report("WAITPROF_OUT", "(long)");
+            ck_assert_msg(strlen(lines[0]) < 512, "the report quotes all of a %zu-byte value", lens[i]);
+            ck_assert_str_eq(c.out, "");
+        }
+        assert_defaults_except(&c, "WAITPROF_OUT");
+    }
+}
+END_TEST
+
+/* --- unknown variables ------------------------------------------------------------- */
+
+START_TEST(test_unknown_reported_once_each)
+{
+    char *env[] = {
+        "PATH=/usr/bin",
+        "WAITPROF_HZ=100",
+        "WAITPROF_HX=100",         /* typo */
+        "WAITPROF_CLOCK=cpu",
+        "WAITPROF_OUTPUT=/tmp/x",  /* a known name is its prefix */
+        "WAITPROF_DEPTH=3",
+        "WAITPROF_RUNTIME_THREADS=1",
+        "WAITPROF_QUIET=1",
+        "WAITPROF_OUT=/tmp",
+        "WAITPROF_LIB=/x.so",
+        "WAITPROF_H=1",            /* a prefix of a known name */
+        "XWAITPROF_HZ=1",
+        "waitprof_hz=1",
+        "MY_WAITPROF_X=1",
+        "WAITPROF_FREQ",           /* no '=': still a name */
+        NULL,
+    };
+    static const char *const unknown[] = {"WAITPROF_HX", "WAITPROF_OUTPUT", "WAITPROF_H", "WAITPROF_FREQ"};
+    reset();
+    wp_config_check_unknown(env, capture);
+    ck_assert_int_eq(nlines, 4);
+    for (size_t u = 0; u < 4; u++) {
+        int hits = 0;
+        for (int i = 0; i < nlines; i++)
+            hits += names_var(lines[i], unknown[u]);
+        ck_assert_msg(hits == 1, "%s named by %d lines", unknown[u], hits);
+    }
+    for (int i = 0; i < nlines; i++) {
+        ck_assert_msg(strncmp(lines[i], "waitprof: ", 10) == 0, "report lacks the prefix: %s", lines[i]);
+        ck_assert_ptr_null(strchr(lines[i], '\n'));
+    }
+}
+END_TEST
+
+START_TEST(test_known_silent)
+{
+    char *env[] = {"WAITPROF_HZ=1", "WAITPROF_CLOCK=wall", "WAITPROF_DEPTH=1", "WAITPROF_RUNTIME_THREADS=0",
+                   "WAITPROF_QUIET=0", "WAITPROF_OUT=x", "WAITPROF_LIB=y", "WAITPROF_HZ=", "HOME=/root",
+                   "LD_PRELOAD=libwaitprof.so", "=", "", NULL};
+    reset();
+    wp_config_check_unknown(env, capture);
+    ck_assert_int_eq(nlines, 0);
+
+    char *empty[] = {NULL};
+    wp_config_check_unknown(empty, capture);
+    wp_config_check_unknown(NULL, capture);
+    ck_assert_int_eq(nlines, 0);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("load");
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_unrelated_variables_ignored);
+    tcase_add_loop_test(tc, test_good_value, 0, (int)(sizeof goods / sizeof goods[0]));
+    tcase_add_test(tc, test_out_good);
+    tcase_add_test(tc, test_all_good_together);
+    tcase_add_loop_test(tc, test_bad_value, 0, (int)(sizeof bads / sizeof bads[0]));
+    tcase_add_test(tc, test_bad_among_good);
+    tcase_add_test(tc, test_all_bad_together);
+    tcase_add_test(tc, test_out_bad);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("unknown");
+    tcase_add_test(tc, test_unknown_reported_once_each);
+    tcase_add_test(tc, test_known_silent);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(config_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

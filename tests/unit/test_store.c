@@ -1,0 +1,368 @@
+/* tests/unit/test_store.c — the per-thread sample store (sampler/store.h).
+ *
+ * Checked: stacks that are the same in state, function and frames merge and
+ * their weights add; any difference keeps them apart; the table takes at most
+ * 3/4 of its slots and the arena at most its capacity, and a refused sample's
+ * weight goes to dropped_full so that samples + dropped_full is always the
+ * weight added; the handler-time histogram puts a duration in its
+ * power-of-two bin and the median comes out in that bin.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/store.h"
+
+/* The used entry holding exactly (state, fn, ips[0..n)), or NULL. */
+static const struct wp_stack_entry *find(const struct wp_store *s, int state, int fn, const uintptr_t *ips,
+                                         int n)
+{
+    const struct wp_stack_entry *hit = NULL;
+    for (uint32_t i = 0; i < s->nslots; i++) {
+        const struct wp_stack_entry *e = &s->slots[i];
+        if (e->used && e->state == state && e->fn == fn && e->depth == n &&
+            (n == 0 || memcmp(&s->arena[e->off], ips, (size_t)n * sizeof *ips) == 0)) {
+            ck_assert_msg(hit == NULL, "the same stack is stored twice");
+            hit = e;
+        }
+    }
+    return hit;
+}
+
+/* Invariants that hold after any sequence of adds. */
+static void check_invariants(const struct wp_store *s, uint64_t weight_added)
+{
+    uint64_t sum = 0;
+    uint32_t used = 0, frames = 0;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        if (s->slots[i].used) {
+            used++;
+            sum += s->slots[i].count;
+            frames += s->slots[i].depth;
+            ck_assert_uint_le((uint64_t)s->slots[i].off + s->slots[i].depth, s->arena_used);
+        }
+    ck_assert_uint_eq(used, s->nstacks);
+    ck_assert_uint_le(s->nstacks, s->nslots - s->nslots / 4);
+    ck_assert_uint_eq(frames, s->arena_used);
+    ck_assert_uint_le(s->arena_used, s->arena_cap);
+    ck_assert_uint_eq(sum, s->samples);
+    ck_assert_uint_eq(s->samples + s->dropped_full, weight_added);
+}
+
+START_TEST(test_create_rounds_up)
+{
+    static const struct {
+        uint32_t ask, want;
+    } t[] = {{0, 16}, {1, 16}, {16, 16}, {17, 32}, {100, 128}, {1024, 1024}, {1025, 2048}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        struct wp_store *s = wp_store_create(t[i].ask, 64);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_eq(s->nslots, t[i].want);
+        ck_assert_uint_eq(s->arena_cap, 64);
+        ck_assert_uint_eq(s->nstacks, 0);
+        ck_assert_uint_eq(s->arena_used, 0);
+        ck_assert_uint_eq(s->samples, 0);
+        ck_assert_uint_eq(s->dropped_full, 0);
+        for (uint32_t k = 0; k < s->nslots; k++)
+            ck_assert_uint_eq(s->slots[k].used, 0);
+        wp_store_destroy(s);
+    }
+    wp_store_destroy(NULL); /* allowed, like free(NULL) */
+}
+END_TEST
+
+START_TEST(test_identical_merge)
+{
+    struct wp_store *s = wp_store_create(64, 1024);
+    const uintptr_t a[] = {0x401000, 0x402000, 0x403000};
+    ck_assert_int_eq(wp_store_add(s, 2, 7, a, 3, 1), 0);
+    ck_assert_int_eq(wp_store_add(s, 2, 7, a, 3, 3), 0);
+    /* A copy of the frames, not the same array: content decides. */
+    uintptr_t copy[3];
+    memcpy(copy, a, sizeof copy);
+    ck_assert_int_eq(wp_store_add(s, 2, 7, copy, 3, 5), 0);
+    ck_assert_uint_eq(s->nstacks, 1);
+    ck_assert_uint_eq(s->arena_used, 3);
+    const struct wp_stack_entry *e = find(s, 2, 7, a, 3);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(e->count, 9);
+    ck_assert_uint_eq(s->samples, 9);
+    check_invariants(s, 9);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* An empty stack (the unwinder failed) is a stack like any other.  The
+ * sampler passes its frame buffer even then, so the tests do too. */
+static const uintptr_t no_frames[1];
+
+START_TEST(test_empty_stack)
+{
+    struct wp_store *s = wp_store_create(16, 0);
+    ck_assert_int_eq(wp_store_add(s, 1, 0, no_frames, 0, 2), 0);
+    ck_assert_int_eq(wp_store_add(s, 1, 0, no_frames, 0, 2), 0);
+    ck_assert_int_eq(wp_store_add(s, 2, 0, no_frames, 0, 1), 0);
+    ck_assert_uint_eq(s->nstacks, 2);
+    ck_assert_uint_eq(find(s, 1, 0, no_frames, 0)->count, 4);
+    ck_assert_uint_eq(find(s, 2, 0, no_frames, 0)->count, 1);
+    check_invariants(s, 5);
+    wp_store_destroy(s);
+}
+END_TEST
+
+START_TEST(test_differences_separate)
+{
+    struct wp_store *s = wp_store_create(64, 1024);
+    const uintptr_t a[] = {0x10, 0x20, 0x30, 0x40};
+    const uintptr_t b[] = {0x10, 0x20, 0x31, 0x40}; /* one frame differs */
+    const uintptr_t r[] = {0x40, 0x30, 0x20, 0x10}; /* same frames, other order */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 4, 1), 0);
+    ck_assert_int_eq(wp_store_add(s, 1, 0, a, 4, 2), 0);  /* state */
+    ck_assert_int_eq(wp_store_add(s, 1, 5, a, 4, 3), 0);  /* fn */
+    ck_assert_int_eq(wp_store_add(s, 1, 6, a, 4, 4), 0);  /* fn */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 3, 5), 0);  /* depth: a prefix */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 0, 6), 0);  /* depth 0 */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, b, 4, 7), 0);  /* frames */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, r, 4, 8), 0);  /* order */
+    /* fn values that differ only above 8 bits, where the hash mixes them with state. */
+    ck_assert_int_eq(wp_store_add(s, 0, 256, a, 4, 9), 0);
+    ck_assert_int_eq(wp_store_add(s, 1, 257, a, 4, 10), 0);
+    ck_assert_uint_eq(s->nstacks, 10);
+    ck_assert_uint_eq(find(s, 0, 0, a, 4)->count, 1);
+    ck_assert_uint_eq(find(s, 1, 0, a, 4)->count, 2);
+    ck_assert_uint_eq(find(s, 1, 5, a, 4)->count, 3);
+    ck_assert_uint_eq(find(s, 1, 6, a, 4)->count, 4);
+    ck_assert_uint_eq(find(s, 0, 0, a, 3)->count, 5);
+    ck_assert_uint_eq(find(s, 0, 0, a, 0)->count, 6);
+    ck_assert_uint_eq(find(s, 0, 0, b, 4)->count, 7);
+    ck_assert_uint_eq(find(s, 0, 0, r, 4)->count, 8);
+    ck_assert_uint_eq(find(s, 0, 256, a, 4)->count, 9);
+    ck_assert_uint_eq(find(s, 1, 257, a, 4)->count, 10);
+    /* Adding each again merges into its own entry. */
+    ck_assert_int_eq(wp_store_add(s, 1, 5, a, 4, 100), 0);
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 3, 100), 0);
+    ck_assert_uint_eq(s->nstacks, 10);
+    ck_assert_uint_eq(find(s, 1, 5, a, 4)->count, 103);
+    ck_assert_uint_eq(find(s, 0, 0, a, 3)->count, 105);
+    ck_assert_uint_eq(find(s, 0, 0, a, 4)->count, 1);
+    check_invariants(s, 55 + 200);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* 16 slots hold 12 stacks; the 13th is refused, yet known stacks still merge. */
+START_TEST(test_table_three_quarters)
+{
+    struct wp_store *s = wp_store_create(16, 1000);
+    uint64_t added = 0;
+    for (uintptr_t k = 0; k < 12; k++) {
+        uintptr_t ip = 0x1000 + k;
+        ck_assert_int_eq(wp_store_add(s, 1, 0, &ip, 1, k + 1), 0);
+        added += k + 1;
+    }
+    ck_assert_uint_eq(s->nstacks, 12);
+    for (uintptr_t k = 12; k < 40; k++) {
+        uintptr_t ip = 0x1000 + k;
+        ck_assert_int_eq(wp_store_add(s, 1, 0, &ip, 1, 2), -1);
+        added += 2;
+    }
+    ck_assert_uint_eq(s->nstacks, 12);
+    ck_assert_uint_eq(s->dropped_full, 28 * 2);
+    uintptr_t ip = 0x1000 + 3;
+    ck_assert_int_eq(wp_store_add(s, 1, 0, &ip, 1, 10), 0);
+    added += 10;
+    ck_assert_uint_eq(find(s, 1, 0, &ip, 1)->count, 14);
+    check_invariants(s, added);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* An arena of 10 frames: stacks are kept while their frames fit, then refused,
+ * whatever room the table has. */
+START_TEST(test_arena_full)
+{
+    struct wp_store *s = wp_store_create(256, 10);
+    const uintptr_t a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, c[] = {9, 10, 11, 12}, d[] = {13, 14};
+    uint64_t added = 0;
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 4, 1), 0);
+    ck_assert_int_eq(wp_store_add(s, 0, 0, b, 4, 1), 0);
+    added += 2;
+    ck_assert_int_eq(wp_store_add(s, 0, 0, c, 4, 5), -1); /* 12 > 10 */
+    added += 5;
+    ck_assert_uint_eq(s->dropped_full, 5);
+    ck_assert_uint_eq(s->arena_used, 8);
+    ck_assert_int_eq(wp_store_add(s, 0, 0, d, 2, 1), 0); /* exactly full */
+    added += 1;
+    ck_assert_uint_eq(s->arena_used, 10);
+    ck_assert_int_eq(wp_store_add(s, 0, 0, c, 1, 3), -1);
+    added += 3;
+    /* Known stacks still merge, and so does a new empty stack (no frames). */
+    ck_assert_int_eq(wp_store_add(s, 0, 0, a, 4, 4), 0);
+    ck_assert_int_eq(wp_store_add(s, 0, 0, no_frames, 0, 6), 0);
+    added += 10;
+    ck_assert_uint_eq(s->dropped_full, 8);
+    ck_assert_uint_eq(find(s, 0, 0, a, 4)->count, 5);
+    /* The kept frames were not overwritten by the refused ones. */
+    ck_assert_ptr_nonnull(find(s, 0, 0, b, 4));
+    ck_assert_ptr_nonnull(find(s, 0, 0, d, 2));
+    check_invariants(s, added);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* A small xorshift generator: reproducible, and no dependence on rand(). */
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* Many random adds drawn from a small set of stacks, into stores of several
+ * shapes (table-bound, arena-bound, roomy): nothing counted is ever lost,
+ * and each stored entry's count is the weight added for it. */
+START_TEST(test_random_accounting)
+{
+    static const struct {
+        uint32_t slots, frames;
+    } shapes[] = {{16, 4096}, {64, 40}, {1024, 1 << 16}, {32, 0}};
+    enum { NSTACKS = 300, MAXD = 12 };
+    static uintptr_t frames[NSTACKS][MAXD];
+    static int depth[NSTACKS], state[NSTACKS], fn[NSTACKS];
+    static uint64_t want[NSTACKS];
+    for (int k = 0; k < NSTACKS; k++) {
+        depth[k] = (int)(rng() % (MAXD + 1));
+        state[k] = (int)(rng() % 3);
+        fn[k] = (int)(rng() % 4);
+        for (int j = 0; j < MAXD; j++)
+            frames[k][j] = (uintptr_t)(rng() % 64); /* few values: many shared prefixes */
+    }
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        struct wp_store *s = wp_store_create(shapes[sh].slots, shapes[sh].frames);
+        uint64_t added = 0, dropped = 0;
+        memset(want, 0, sizeof want);
+        for (int it = 0; it < 20000; it++) {
+            int k = (int)(rng() % NSTACKS);
+            uint64_t w = 1 + rng() % 5;
+            added += w;
+            if (wp_store_add(s, state[k], fn[k], frames[k], depth[k], w) == 0)
+                want[k] += w;
+            else
+                dropped += w;
+        }
+        ck_assert_uint_eq(s->dropped_full, dropped);
+        check_invariants(s, added);
+        /* Two table stacks can be equal (a random collision of the set). */
+        for (int k = 0; k < NSTACKS; k++) {
+            uint64_t same = 0;
+            for (int m = 0; m < NSTACKS; m++)
+                if (state[m] == state[k] && fn[m] == fn[k] && depth[m] == depth[k] &&
+                    memcmp(frames[m], frames[k], (size_t)depth[k] * sizeof(uintptr_t)) == 0)
+                    same += want[m];
+            const struct wp_stack_entry *e = find(s, state[k], fn[k], frames[k], depth[k]);
+            ck_assert_uint_eq(e ? e->count : 0, same);
+        }
+        wp_store_destroy(s);
+    }
+}
+END_TEST
+
+/* --- handler time ---------------------------------------------------------------- */
+
+/* Bin of a duration: floor(log2(ns)), with 0 in bin 0 and the top bin open. */
+static int bin_of(uint64_t ns)
+{
+    int b = 0;
+    while (ns > 1 && b < WP_HANDLER_BINS - 1) {
+        ns >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static const uint64_t durations[] = {
+    0, 1, 2, 3, 4, 7, 8, 100, 511, 512, 1000, 1023, 1024, 4096, 65535, 1000000, 1000000000,
+    (1ull << 31) - 1, 1ull << 31, 5000000000ull, UINT64_MAX,
+};
+
+START_TEST(test_handler_bin)
+{
+    uint64_t ns = durations[_i];
+    struct wp_store *s = wp_store_create(16, 16);
+    wp_store_handler_time(s, ns);
+    int b = bin_of(ns);
+    for (int k = 0; k < WP_HANDLER_BINS; k++)
+        ck_assert_uint_eq(s->handler_hist[k], k == b ? 1 : 0);
+    ck_assert_uint_eq(s->handler_calls, 1);
+    ck_assert_uint_eq(s->handler_ns, ns);
+    uint64_t m = wp_store_handler_median_ns(s);
+    ck_assert_msg(bin_of(m) == b, "median %llu of one %llu ns run is in bin %d, want %d",
+                  (unsigned long long)m, (unsigned long long)ns, bin_of(m), b);
+    /* Inside the bin, not on its lower edge (the estimate is the bin's middle),
+     * except for bin 0, whose middle rounds down to 1. */
+    ck_assert_uint_ge(m, 1ull << b);
+    if (b < WP_HANDLER_BINS - 1)
+        ck_assert_uint_lt(m, 2ull << b);
+    wp_store_destroy(s);
+}
+END_TEST
+
+START_TEST(test_handler_median)
+{
+    struct wp_store *s = wp_store_create(16, 16);
+    ck_assert_uint_eq(wp_store_handler_median_ns(s), 0); /* no runs, no median */
+
+    /* 3 short runs and 2 long ones: the median is a short one. */
+    for (int i = 0; i < 3; i++)
+        wp_store_handler_time(s, 100);
+    for (int i = 0; i < 2; i++)
+        wp_store_handler_time(s, 10000);
+    ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), bin_of(100));
+    ck_assert_uint_eq(s->handler_calls, 5);
+    ck_assert_uint_eq(s->handler_ns, 3 * 100 + 2 * 10000);
+
+    /* Two more long runs: now the median is long. */
+    wp_store_handler_time(s, 12000);
+    wp_store_handler_time(s, 16000);
+    ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), bin_of(10000));
+    wp_store_destroy(s);
+
+    /* Spread over many bins: the median bin is the one holding the middle run. */
+    s = wp_store_create(16, 16);
+    for (int b = 0; b < 21; b++)
+        wp_store_handler_time(s, (1ull << b) + (1ull << b) / 3);
+    ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), 10);
+    wp_store_destroy(s);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+    Suite *s = suite_create("store");
+    TCase *tc = tcase_create("add");
+    tcase_add_test(tc, test_create_rounds_up);
+    tcase_add_test(tc, test_identical_merge);
+    tcase_add_test(tc, test_empty_stack);
+    tcase_add_test(tc, test_differences_separate);
+    tcase_add_test(tc, test_table_three_quarters);
+    tcase_add_test(tc, test_arena_full);
+    tcase_add_test(tc, test_random_accounting);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("handler_time");
+    tcase_add_loop_test(tc, test_handler_bin, 0, (int)(sizeof durations / sizeof durations[0]));
+    tcase_add_test(tc, test_handler_median);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(store_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
