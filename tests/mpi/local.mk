@@ -2,7 +2,7 @@
 # library from this build.  Programs are built by 'make check'; the scripts
 # assert the numbers they exist for (see each script's header).
 check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress \
-	tests/mpi/ending tests/mpi/nonmpi
+	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi
 tests_mpi_late_sender_SOURCES = tests/mpi/late_sender.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.c
 tests_mpi_threads_LDADD = -lpthread
@@ -11,6 +11,8 @@ tests_mpi_stress_LDADD = -lpthread -ldl
 tests_mpi_ending_SOURCES = tests/mpi/ending.c
 tests_mpi_nonmpi_SOURCES = tests/mpi/nonmpi.c
 tests_mpi_nonmpi_LDADD = -lpthread -ldl
+tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
+tests_mpi_readapi_LDADD = -ldl
 # Test programs are compiled as users compile: -g, optimized, no waitprof flags.
 WP_TEST_CFLAGS = -g -O1
 tests_mpi_late_sender_CFLAGS = $(WP_TEST_CFLAGS)
@@ -18,6 +20,7 @@ tests_mpi_threads_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_stress_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ending_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_nonmpi_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_readapi_CFLAGS = $(WP_TEST_CFLAGS)
 
 if HAVE_MPICXX
 check_PROGRAMS += tests/mpi/late_sender_cxx
@@ -38,6 +41,7 @@ endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
 	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_launcher.sh \
-	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_stress.sh
+	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_install.sh \
+	tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
 EXTRA_DIST += tests/mpi/late_sender.F90 $(WP_MPI_TESTS)
