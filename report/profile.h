@@ -7,7 +7,8 @@
  * - wp_profile_write_rank() writes rank.R.folded (via a temporary file and a
  *   rename, so a reader never sees half a file).
  * - wp_profile_merge() is collective over comm: rank 0 receives every rank's
- *   lines and writes all.folded, the sum over ranks.
+ *   lines and writes all.folded (the sum over ranks), all.svg (a flame graph,
+ *   report/svg.h) and summary.txt (report/summary.h).
  */
 #ifndef WP_REPORT_PROFILE_H
 #define WP_REPORT_PROFILE_H

@@ -304,8 +304,8 @@ void wp_hook_finalize(void)
     if (wp_run.rank == 0 && !wp_run.cfg.quiet) {
         if (wp_run.have_dir)
             wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-                   "%llu unwind failures; profile in %s/ (all ranks: %s/all.folded)",
-                   wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_run.dir, wp_run.dir);
+                   "%llu unwind failures; profile in %s/ (summary.txt, all.svg, all.folded)",
+                   wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_run.dir);
         else
             wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
                    "(no writable directory)",
