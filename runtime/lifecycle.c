@@ -40,6 +40,10 @@ extern char **environ;
 struct wp_run wp_run;
 static MPI_Comm wp_comm = MPI_COMM_NULL;
 static int wp_finished; /* outputs written (complete or partial) */
+/* The process that called MPI_Init.  A child made by fork() inherits the
+ * handlers, the atexit entry and copies of the stores, but it is not the
+ * rank: when it exits it must not write the rank's files. */
+static pid_t wp_pid;
 
 static const char *wp_getenv(const char *name)
 {
@@ -173,7 +177,7 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
     int idx = 0;
     while (idx < 2 && wp_term_signals[idx] != sig)
         idx++;
-    if (!__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir) {
+    if (getpid() == wp_pid && !__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir) {
         wp_sampler_stop();
         wp_run.end_ns = wp_now_ns();
         const char *why = sig == SIGTERM ? "partial: terminated by SIGTERM before MPI_Finalize; frames unsymbolized"
@@ -239,7 +243,7 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
 
 static void wp_at_exit(void)
 {
-    if (!wp_run.active || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
+    if (!wp_run.active || getpid() != wp_pid || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
         return;
     struct wp_folded mine = {0};
     wp_write_rank("partial: the program exited without MPI_Finalize", &mine);
@@ -274,6 +278,7 @@ void wp_hook_init(int rc)
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
     wp_run.start_ns = wp_now_ns();
+    wp_pid = getpid();
     wp_run.active = 1;
     atexit(wp_at_exit);
     wp_install_term_handlers();

@@ -4,12 +4,17 @@
  *   exit CODE       exit(CODE) without MPI_Finalize
  *   abort CODE      rank 1 calls MPI_Abort(MPI_COMM_WORLD, CODE); rank 0 waits in MPI_Recv
  *   hang            compute (rank 1) / wait in MPI_Recv (rank 0) until killed
+ *   fork CODE       each rank forks a child that calls exit(); then prints
+ *                   "fork rank=R child_wrote=0|1" (whether a rank.R.meta
+ *                   appeared in $WAITPROF_OUT) and ends with MPI_Finalize
  * Prints "ready rank=R" once computing has started (for tests that signal). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -44,6 +49,16 @@ int main(int argc, char **argv)
         if (rank == 1)
             MPI_Abort(MPI_COMM_WORLD, code);
         MPI_Recv(&buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (strcmp(how, "fork") == 0) {
+        pid_t child = fork();
+        if (child == 0)
+            exit(9); /* runs the atexit handlers the child inherited */
+        waitpid(child, NULL, 0);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/rank.%d.meta", getenv("WAITPROF_OUT") ? getenv("WAITPROF_OUT") : ".",
+                 rank);
+        printf("fork rank=%d child_wrote=%d\n", rank, access(path, F_OK) == 0);
     }
     if (strcmp(how, "hang") == 0) {
         if (rank == 0)

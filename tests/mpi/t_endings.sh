@@ -31,6 +31,12 @@ done
 [ "$n" -gt 20 ] || wp_fail "exit: only $n samples in compute_phase (0.5 s at 100 Hz)"
 wp_note "exit: $found partial profiles, $n samples in compute_phase, exit code $code"
 
+# A child made by fork() that calls exit() is not the rank: it writes nothing.
+wp_profile 2 "$WP_TMP/fork" "$prog" fork 0 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" || wp_fail "fork run failed"
+[ "$(grep -c 'child_wrote=0' "$WP_TMP/stdout")" = 2 ] || wp_fail "fork: a child wrote a profile: $(grep fork "$WP_TMP/stdout")"
+[ "$(wp_meta "$WP_TMP/fork/rank.0.meta" status)" = complete ] || wp_fail "fork: rank 0 not complete"
+wp_note "fork: children wrote nothing, ranks complete"
+
 # MPI_Abort on rank 1
 want=$(baseline abort 6)
 code=0; wp_profile 2 "$WP_TMP/abort" "$prog" abort 6 >/dev/null 2>"$WP_TMP/stderr" || code=$?
