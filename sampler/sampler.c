@@ -91,6 +91,7 @@ void wp_dl_end(void)
  * call instruction (what symbolization and line lookup want); the leaf is the
  * exact interrupted PC.  Frames inside the MPI library, below the outermost
  * wrapper, are cut: the wrapper frame stands for the whole MPI call.
+ * *in_wrapper tells whether the stack holds a wrapper frame at all.
  *
  * Fast path: unw_backtrace() from the handler's own context uses libunwind's
  * per-thread trace cache (about 3 us); the interrupted PC is then found in
@@ -98,7 +99,8 @@ void wp_dl_end(void)
  * Slow path, when the PC is not found: unw_init_local2 on the signal context
  * and unw_step, which libunwind documents as signal-safe for local unwinding.
  * noinline keeps this frame (and so the search) the same in every build. */
-static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int max, int *trunc, int *slow)
+static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int max, int *trunc, int *slow,
+                                                int *in_wrapper)
 {
     ucontext_t *uc = ucv;
     int k = 0, start = -1;
@@ -139,6 +141,7 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
         memmove(out, out + cut, (size_t)(k - cut) * sizeof *out);
         k -= cut;
     }
+    *in_wrapper = cut >= 0;
     return k;
 }
 
@@ -171,9 +174,13 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     int state = wp_self.state, fn = wp_self.fn;
     uintptr_t ips[WP_MAX_FRAMES];
-    int trunc = 0, slow = 0;
-    int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &slow);
+    int trunc = 0, slow = 0, in_wrapper = 0;
+    int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &slow, &in_wrapper);
     s->slow_unwinds += slow;
+    /* A sample in a wrapper's own instructions, before wp_enter() or after
+     * wp_leave() changed the state, is still time in the MPI call. */
+    if (in_wrapper && state == WAITPROF_STATE_NOT_IN_MPI)
+        state = WAITPROF_STATE_WORK;
     if (n <= 0) {
         s->unwind_fail += w;
         n = 0;
