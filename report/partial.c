@@ -214,6 +214,10 @@ int wp_meta_write(const char *dir, int rank, const char *status)
         wp_putu(&o, (uint64_t)i);
         wp_puts(&o, ".samples=");
         wp_putu(&o, s->samples);
+        wp_puts(&o, "\nthread.");
+        wp_putu(&o, (uint64_t)i);
+        wp_puts(&o, ".tid=");
+        wp_putu(&o, (uint64_t)wp_slots[i].tid);
         wp_puts(&o, "\n");
     }
     return wp_close(&o);

@@ -11,7 +11,7 @@ baseline() { code=0; wp_mpirun 2 "$prog" "$@" >/dev/null 2>&1 || code=$?; echo $
 # exit() without MPI_Finalize
 want=$(baseline exit 4)
 code=0; wp_profile 2 "$WP_TMP/exit" "$prog" exit 4 >/dev/null 2>"$WP_TMP/stderr" || code=$?
-[ "$code" = "$want" ] || wp_fail "exit: code $code, expected $want"
+[ "$code" = "$want" ] || { cat "$WP_TMP/stderr" >&2; wp_fail "exit: code $code, expected $want"; }
 # Both ranks call exit(); a launcher may kill the slower one as soon as the
 # first is gone (MPICH's does, with SIGKILL), so at least one rank's files
 # must be there, and every file that is there must be marked partial.
@@ -40,7 +40,7 @@ wp_note "fork: children wrote nothing, ranks complete"
 # MPI_Abort on rank 1
 want=$(baseline abort 6)
 code=0; wp_profile 2 "$WP_TMP/abort" "$prog" abort 6 >/dev/null 2>"$WP_TMP/stderr" || code=$?
-[ "$code" = "$want" ] || wp_fail "abort: code $code, expected $want"
+[ "$code" = "$want" ] || { cat "$WP_TMP/stderr" >&2; wp_fail "abort: code $code, expected $want"; }
 st=$(wp_meta "$WP_TMP/abort/rank.1.meta" status)
 case $st in partial*MPI_Abort*) ;; *) wp_fail "abort: rank 1 status '$st'" ;; esac
 wp_folded check "$WP_TMP/abort/rank.1.folded" || wp_fail "abort: folded format"

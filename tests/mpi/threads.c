@@ -1,12 +1,16 @@
 /* threads: MPI_THREAD_MULTIPLE with NT worker threads per rank (2 ranks).
  * Worker t computes for D seconds in worker_compute, then exchanges a
  * message with worker t of the other rank (tag t); ITER times.  Prints
+ * "truth rank=R tid=T lifetime=S compute=S" for each worker (its kernel
+ * thread id, the wall time from its first to its last instruction, and the
+ * wall time it spent in worker_compute) and
  * "truth rank=R threads=NT seconds=S" with the wall time the workers ran. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static double delay = 0.1;
 static int iter = 10, rank, size;
@@ -29,14 +33,19 @@ __attribute__((noinline)) static double worker_compute(double sec)
 
 static void *worker(void *arg)
 {
+    double born = now();
     int t = (int)(long)arg, peer = rank ^ 1, out = t, in = -1;
     volatile double sink = 0;
+    double computing = 0;
     for (int it = 0; it < iter; it++) {
+        double c0 = now();
         sink += worker_compute(delay);
+        computing += now() - c0;
         if (peer < size)
             MPI_Sendrecv(&out, 1, MPI_INT, peer, t, &in, 1, MPI_INT, peer, t, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
     }
+    printf("truth rank=%d tid=%d lifetime=%.6f compute=%.6f\n", rank, (int)gettid(), now() - born, computing);
     return NULL;
 }
 
