@@ -34,6 +34,7 @@
 #include "report/partial.h"
 #include "report/profile.h"
 #include "sampler/sampler.h"
+#include "state/clock.h"
 
 extern char **environ;
 
@@ -277,6 +278,7 @@ void wp_hook_init(int rc)
     }
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
+    wp_clock_calibrate();
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;

@@ -10,6 +10,7 @@
 
 #include "runtime/log.h"
 #include "sampler/sampler.h"
+#include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
 #include "state/wrap.h"
@@ -32,7 +33,8 @@ struct wp_slot *wp_registry_claim(void)
 #define WP_EXPORT __attribute__((visibility("default")))
 
 /* The three functions below read only the calling thread's initial-exec TLS
- * record and constant tables, so they are async-signal-safe. */
+ * record, constant tables and the clock's globals (wp_ticks_to_ns is plain
+ * arithmetic), so they are async-signal-safe. */
 WP_EXPORT int waitprof_state(void)
 {
     return wp_self.state;
@@ -55,7 +57,8 @@ WP_EXPORT int waitprof_thread_state(struct waitprof_thread_state *out)
     out->state = t->state;
     out->function = fn;
     out->function_name = (fn > 0 && fn < WP_FN_COUNT) ? wp_fn_table[fn].name : "none";
-    out->enter_ns = t->enter_ns;
+    uint64_t ticks = t->enter_ticks;
+    out->enter_ns = ticks ? wp_ticks_to_ns(ticks) : 0;
     return WAITPROF_API_VERSION;
 }
 

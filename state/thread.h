@@ -5,7 +5,7 @@
  *   libwaitprof is loaded at start-up (LD_PRELOAD), so its TLS block is part of
  *   the static TLS area and reading it is one load at a fixed offset from the
  *   thread pointer — no lazy allocation, no lock, safe in a signal handler.
- * - Only the owning thread writes state, fn, enter_ns and depth; a signal
+ * - Only the owning thread writes state, fn, enter_ticks and depth; a signal
  *   handler on the same thread reads them.  Compiler signal fences order the
  *   writes as the handler must see them.
  * - The registry is a fixed array of slots claimed with one atomic add.  A
@@ -27,7 +27,7 @@ struct wp_store;
 typedef struct wp_thread {
     volatile sig_atomic_t state;   /* WAITPROF_STATE_* */
     volatile int fn;               /* enum wp_fn of the outermost MPI call */
-    volatile uint64_t enter_ns;    /* CLOCK_MONOTONIC entry time of that call */
+    volatile uint64_t enter_ticks; /* entry time of that call, wp_ticks() (state/clock.h) */
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
 } wp_thread_t;

@@ -6,7 +6,7 @@
  * call the C MPI_* functions, libraries call MPI from MPI callbacks) it only
  * counts the depth and returns NULL, so each application call is seen once.
  * wp_leave() undoes it.  Both are inline, take no lock and make one clock
- * read: this is the per-call cost of waitprof.
+ * read (state/clock.h): this is the per-call cost of waitprof.
  */
 #ifndef WP_STATE_WRAP_H
 #define WP_STATE_WRAP_H
@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
+#include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
 
@@ -25,7 +26,7 @@ static inline wp_thread_t *wp_enter(int fn)
     if (t->depth++ != 0)
         return NULL;
     t->fn = fn;
-    t->enter_ns = wp_now_ns();
+    t->enter_ticks = wp_ticks();
     /* The handler must never see Work with a stale function or time. */
     atomic_signal_fence(memory_order_release);
     t->state = WAITPROF_STATE_WORK;
@@ -41,7 +42,7 @@ static inline void wp_leave(wp_thread_t *t)
     t->state = WAITPROF_STATE_NOT_IN_MPI;
     atomic_signal_fence(memory_order_release);
     t->fn = 0;
-    t->enter_ns = 0;
+    t->enter_ticks = 0;
     t->depth = 0;
 }
 

@@ -12,7 +12,7 @@ tests_mpi_ending_SOURCES = tests/mpi/ending.c
 tests_mpi_nonmpi_SOURCES = tests/mpi/nonmpi.c
 tests_mpi_nonmpi_LDADD = -lpthread -ldl
 tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
-tests_mpi_readapi_LDADD = -ldl
+tests_mpi_readapi_LDADD = -ldl -lpthread
 # Test programs are compiled as users compile: -g, optimized, no waitprof flags.
 WP_TEST_CFLAGS = -g -O1
 tests_mpi_late_sender_CFLAGS = $(WP_TEST_CFLAGS)

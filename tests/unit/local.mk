@@ -28,7 +28,7 @@ tests_unit_test_store_LDADD = $(CHECK_LIBS)
 tests_unit_test_folded_SOURCES = tests/unit/test_folded.c report/folded.c report/folded.h
 tests_unit_test_folded_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_folded_LDADD = $(CHECK_LIBS)
-tests_unit_test_functions_SOURCES = tests/unit/test_functions.c state/thread.c state/thread.h \
+tests_unit_test_functions_SOURCES = tests/unit/test_functions.c state/thread.c state/thread.h state/clock.c \
 	state/functions.h state/wrap.h runtime/log.c runtime/log.h
 nodist_tests_unit_test_functions_SOURCES = state/functions.gen.c
 tests_unit_test_functions_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)

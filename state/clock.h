@@ -1,0 +1,45 @@
+/* state/clock.h — the wrappers' clock.
+ *
+ * Contract: wp_ticks() is the cheapest monotonic timestamp this machine
+ * offers: the TSC on x86-64 when the CPU declares it constant and nonstop
+ * (one rdtsc, about a quarter of a vDSO clock_gettime here), else
+ * CLOCK_MONOTONIC nanoseconds.  wp_ticks_to_ns() turns a tick value into
+ * CLOCK_MONOTONIC nanoseconds.  The TSC rate is measured between library
+ * load and MPI_Init (wp_clock_calibrate(), normal context), a span of at
+ * least the MPI start-up; before that, conversions use a provisional rate.
+ * Both functions are async-signal-safe: they read a few globals and the TSC.
+ */
+#ifndef WP_STATE_CLOCK_H
+#define WP_STATE_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+extern int wp_clock_tsc; /* 1 when wp_ticks() reads the TSC */
+
+static inline uint64_t wp_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t wp_ticks(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(wp_clock_tsc, 1))
+        return __rdtsc();
+#endif
+    return wp_clock_ns();
+}
+
+uint64_t wp_ticks_to_ns(uint64_t ticks);
+
+/* Measure the TSC rate against CLOCK_MONOTONIC since library load. */
+void wp_clock_calibrate(void);
+
+#endif
