@@ -10,7 +10,8 @@
  *   ranks only on its own duplicate of MPI_COMM_WORLD, so it can never match
  *   an application message.
  * - wp_hook_finalize (before PMPI_Finalize): stops sampling, writes this
- *   rank's files, merges all ranks at rank 0 and prints one summary line.
+ *   rank's files, merges all ranks at rank 0, estimates wait states
+ *   (fallback/estimate.h) and prints one summary line.
  * - MPI_Abort, exit() without MPI_Finalize, SIGTERM/SIGINT/SIGHUP: this rank's
  *   files are still written, marked partial in rank.R.meta.  After a signal
  *   they are written by async-signal-safe code, without symbol names.
@@ -31,6 +32,7 @@
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/run.h"
+#include "fallback/estimate.h"
 #include "report/partial.h"
 #include "report/profile.h"
 #include "sampler/sampler.h"
@@ -301,6 +303,8 @@ void wp_hook_finalize(void)
     wp_write_rank("complete", &mine);
     wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
+    wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir,
+                         (wp_run.end_ns - wp_run.start_ns) * 1e-9, WP_THRESHOLD_DEFAULT);
 
     struct wp_totals t;
     wp_totals_collect(&t);

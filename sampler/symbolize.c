@@ -164,3 +164,23 @@ void wp_symbolizer_free(struct wp_symbolizer *sy)
         dwfl_end(sy->dwfl);
     free(sy);
 }
+
+void wp_symbolizer_site(struct wp_symbolizer *sy, uintptr_t ret, char *buf, size_t cap)
+{
+    uintptr_t ip = ret ? ret - 1 : 0; /* inside the call instruction */
+    const char *name = wp_symbolizer_name(sy, ip, 0);
+    if (name == NULL)
+        name = "?";
+    Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
+    Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, ip) : NULL;
+    int lineno = 0;
+    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (file && lineno > 0) {
+        const char *base = strrchr(file, '/');
+        char raw[1200];
+        snprintf(raw, sizeof raw, "%s (%s:%d)", name, base ? base + 1 : file, lineno);
+        wp_frame_sanitize(buf, cap, raw);
+    } else {
+        snprintf(buf, cap, "%s", name);
+    }
+}

@@ -12,6 +12,7 @@
 #ifndef WP_SAMPLER_SYMBOLIZE_H
 #define WP_SAMPLER_SYMBOLIZE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct wp_symbolizer;
@@ -19,5 +20,10 @@ struct wp_symbolizer;
 struct wp_symbolizer *wp_symbolizer_new(void);
 const char *wp_symbolizer_name(struct wp_symbolizer *sy, uintptr_t ip, int fn);
 void wp_symbolizer_free(struct wp_symbolizer *sy);
+
+/* A call site (a return address) as "function (file:line)" when line
+ * information exists, else as wp_symbolizer_name() names the call
+ * instruction.  Writes at most cap bytes into buf. */
+void wp_symbolizer_site(struct wp_symbolizer *sy, uintptr_t ret, char *buf, size_t cap);
 
 #endif

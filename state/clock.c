@@ -80,3 +80,11 @@ uint64_t wp_ticks_to_ns(uint64_t ticks)
         return r->ns + (uint64_t)(((unsigned __int128)(ticks - r->ticks) * r->ns_per_tick_q32) >> 32);
     return r->ns - (uint64_t)(((unsigned __int128)(r->ticks - ticks) * r->ns_per_tick_q32) >> 32);
 }
+
+uint64_t wp_ticks_duration_ns(uint64_t dticks)
+{
+    if (!wp_clock_tsc)
+        return dticks;
+    const struct wp_clock_ref *r = &wp_refs[__atomic_load_n(&wp_ref_cur, __ATOMIC_ACQUIRE)];
+    return (uint64_t)(((unsigned __int128)dticks * r->ns_per_tick_q32) >> 32);
+}

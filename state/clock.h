@@ -39,6 +39,13 @@ static inline uint64_t wp_ticks(void)
 
 uint64_t wp_ticks_to_ns(uint64_t ticks);
 
+/* A duration in ticks as nanoseconds / microseconds.  Async-signal-safe. */
+uint64_t wp_ticks_duration_ns(uint64_t dticks);
+static inline uint64_t wp_ticks_to_us(uint64_t dticks)
+{
+    return wp_ticks_duration_ns(dticks) / 1000;
+}
+
 /* Measure the TSC rate against CLOCK_MONOTONIC since library load. */
 void wp_clock_calibrate(void);
 

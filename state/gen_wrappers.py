@@ -97,6 +97,26 @@ def name_params(params):
     return decls, names, variadic
 
 
+# Classes whose calls can wait for another rank: the estimator records them.
+RECORDED = {"recv", "send", "sendrecv", "probe", "wait", "nxn", "barrier", "one2n", "n2one"}
+
+
+def record_args(cls, names):
+    """Indices of (count, datatype) and (root, comm) among the parameters."""
+    pairs = [("count", "datatype"), ("sendcount", "sendtype"), ("recvcount", "recvtype")]
+    if cls in ("sendrecv", "one2n"):
+        pairs = [("count", "datatype"), ("recvcount", "recvtype"), ("sendcount", "sendtype")]
+    size = None
+    for c, d in pairs:
+        if c in names and d in names:
+            size = (names.index(c), names.index(d))
+            break
+    role = None
+    if cls in ("one2n", "n2one") and "root" in names and "comm" in names:
+        role = (names.index("root"), names.index("comm"))
+    return size, role
+
+
 def gen_c(name, cname, cls, opts, params):
     decls, names, variadic = name_params(params)
     args = ", ".join(names)
@@ -105,6 +125,12 @@ def gen_c(name, cname, cls, opts, params):
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
     out.append("    int wp_rc = P%s(%s);" % (cname, args))
+    if cls in RECORDED:
+        size, role = record_args(cls, names)
+        bytes_expr = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
+        role_expr = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
+        out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE);" % (name, bytes_expr, role_expr))
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
@@ -117,7 +143,8 @@ def fortran_names(name):
     return [low + "_", low + "__", low, up, low + "_f08_"]
 
 
-def gen_f(name, cls, opts, nparams):
+def gen_f(name, cls, opts, names):
+    nparams = len(names)
     nargs = int(opts["fargs"]) if "fargs" in opts else nparams + 1
     decl = ", ".join("void *a%d" % i for i in range(nargs))
     call = ", ".join("a%d" % i for i in range(nargs))
@@ -130,6 +157,14 @@ def gen_f(name, cls, opts, nparams):
             out.append("    if (wp_t) %s();" % opts["before"])
         out.append("    ((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);"
                    % (nargs, fname, call))
+        if cls in RECORDED and "fargs" not in opts:
+            # Fortran passes every argument by reference, handles as
+            # integers (mpi_f08's handle types hold just that integer).
+            size, role = record_args(cls, names)
+            bytes_expr = "wp_fbytes(a%d, a%d)" % size if size else "0"
+            role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
+            out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
+            out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE);" % (name, bytes_expr, role_expr))
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
@@ -173,8 +208,8 @@ def main():
         if n + "_c" in protos:
             w.append(gen_c(n, n + "_c", cls, opts, protos[n + "_c"]))
         if "nofortran" not in opts:
-            decls, _, _ = name_params(protos[n])
-            text, nargs = gen_f(n, cls, opts, len([d for d in decls if d != "..."]))
+            _, names, _ = name_params(protos[n])
+            text, nargs = gen_f(n, cls, opts, names)
             f.append(text)
             arities.add(nargs)
     w.append("/* Not declared by this <mpi.h>, so not wrapped: %s */" % (" ".join(skipped) or "none"))

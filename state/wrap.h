@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
+#include "fallback/stats.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
@@ -44,6 +45,50 @@ static inline void wp_leave(wp_thread_t *t)
     t->fn = 0;
     t->enter_ticks = 0;
     t->depth = 0;
+}
+
+/* --- what the estimator records (fallback/stats.h) -------------------------- */
+
+/* The caller's return address: the call site in the program.  Wrappers are
+ * never inlined into the program, so this is the program's own code. */
+#define WP_CALL_SITE ((uintptr_t)__builtin_return_address(0))
+
+/* Bytes of count elements of a datatype; only called after a successful
+ * call, so the datatype is valid and PMPI_Type_size cannot raise an error. */
+static inline uint64_t wp_bytes(long long count, MPI_Datatype dt)
+{
+    int sz = 0;
+    if (count <= 0 || PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz <= 0)
+        return 0;
+    return (uint64_t)count * (uint64_t)sz;
+}
+
+static inline uint64_t wp_fbytes(const void *count, const void *dt)
+{
+    return wp_bytes(*(const MPI_Fint *)count, PMPI_Type_f2c(*(const MPI_Fint *)dt));
+}
+
+/* Root or not, for rooted collectives.  On an intercommunicator the root
+ * group passes MPI_ROOT / MPI_PROC_NULL and the other group only receives. */
+static inline int wp_role(int root, MPI_Comm comm)
+{
+    int inter = 0, rank = -1;
+    if (root == MPI_ROOT)
+        return WP_ROLE_ROOT;
+    if (root == MPI_PROC_NULL || (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter))
+        return WP_ROLE_NONROOT;
+    PMPI_Comm_rank(comm, &rank);
+    return rank == root ? WP_ROLE_ROOT : WP_ROLE_NONROOT;
+}
+
+static inline int wp_frole(const void *root, const void *comm)
+{
+    return wp_role(*(const MPI_Fint *)root, PMPI_Comm_f2c(*(const MPI_Fint *)comm));
+}
+
+static inline void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role, uintptr_t site)
+{
+    wp_stats_record(fn, bytes, role, site, t->enter_ticks, wp_ticks());
 }
 
 /* The MPI library's own definition of a Fortran binding symbol, found once

@@ -1,0 +1,358 @@
+/* fallback/estimate.c — see fallback/estimate.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fallback/estimate.h"
+#include "fallback/stats.h"
+#include "runtime/log.h"
+#include "sampler/symbolize.h"
+#include "state/clock.h"
+#include "state/functions.h"
+
+#define WP_ROLES 3
+#define WP_MIN_INDEX(fn, s, r) (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(s)) * WP_ROLES + (size_t)(r))
+#define WP_MIN_COUNT ((size_t)WP_FN_COUNT * WP_SIZE_CLASSES * WP_ROLES)
+
+/* Messages at least this large are assumed to use a rendezvous protocol, in
+ * which a blocking send waits for its receiver. */
+#define WP_RENDEZVOUS_BYTES 65536
+
+enum wp_pattern { WP_PAT_NONE, WP_PAT_LATE_SENDER, WP_PAT_LATE_RECEIVER, WP_PAT_NXN, WP_PAT_BARRIER,
+                  WP_PAT_LATE_BCAST, WP_PAT_EARLY_REDUCE };
+static const char *const wp_pattern_names[] = {"none", "late_sender", "late_receiver", "wait_nxn",
+                                                "wait_barrier", "late_broadcast", "early_reduce"};
+static const char *const wp_role_names[] = {"any", "root", "nonroot"};
+
+/* The pattern a category belongs to, and whether its minimum is global. */
+static enum wp_pattern wp_pattern_of(const struct wp_cat *c, int *global)
+{
+    *global = 0;
+    switch (wp_fn_table[c->fn].wclass) {
+    case WP_CLASS_RECV:
+    case WP_CLASS_PROBE:
+    case WP_CLASS_SENDRECV:
+    case WP_CLASS_WAIT:
+        return WP_PAT_LATE_SENDER;
+    case WP_CLASS_SEND:
+        if (c->fn == WP_FN_MPI_Ssend || c->sclass >= wp_size_class(WP_RENDEZVOUS_BYTES))
+            return WP_PAT_LATE_RECEIVER;
+        return WP_PAT_NONE;
+    case WP_CLASS_NXN:
+        *global = 1;
+        return WP_PAT_NXN;
+    case WP_CLASS_BARRIER:
+        *global = 1;
+        return WP_PAT_BARRIER;
+    case WP_CLASS_ONE2N:
+        *global = 1;
+        return c->role == WP_ROLE_NONROOT ? WP_PAT_LATE_BCAST : WP_PAT_NONE;
+    case WP_CLASS_N2ONE:
+        *global = 1;
+        return c->role == WP_ROLE_ROOT ? WP_PAT_EARLY_REDUCE : WP_PAT_NONE;
+    default:
+        return WP_PAT_NONE;
+    }
+}
+
+/* One row of a rank's result, also the unit sent to rank 0. */
+struct wp_row {
+    char site[512];
+    int fn, pattern, sclass, role;
+    uint64_t calls, time_ns, min_ns, max_ns, max2_ns, wait_ns;
+};
+
+static int wp_row_cmp(const void *a, const void *b)
+{
+    const struct wp_row *x = a, *y = b;
+    return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : strcmp(x->site, y->site);
+}
+
+/* Rank 0's table: one line per (site, function, pattern) over all ranks. */
+struct wp_agg {
+    char site[512];
+    int fn, pattern;
+    uint64_t calls, time_ns, wait_ns;
+    double wmin, wmax;
+    int rmin, rmax, nranks, last_rank;
+};
+
+static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, double run_total, double threshold)
+{
+    fprintf(f, "waitprof wait states (minimum-duration estimate, PMPI wrappers)\n");
+    fprintf(f, "%d ranks, %.3f s of run time summed over ranks; call sites with wait >= %.1f%% of it\n\n", size,
+            run_total, threshold * 100);
+    fprintf(f, "%-40s %-16s %-15s %9s %11s %11s %7s  %s\n", "call site", "function", "pattern", "calls",
+            "time s", "wait s", "wait %", "wait per rank s: min (rank) / avg / max (rank)");
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        double wait = agg[i].wait_ns * 1e-9;
+        if (run_total <= 0 || wait < threshold * run_total)
+            continue;
+        /* Ranks without a row for this site waited zero there. */
+        double wmin = agg[i].nranks < size ? 0 : agg[i].wmin;
+        int rmin = agg[i].nranks < size ? -1 : agg[i].rmin;
+        char rmins[16];
+        if (rmin < 0)
+            snprintf(rmins, sizeof rmins, "others");
+        else
+            snprintf(rmins, sizeof rmins, "%d", rmin);
+        fprintf(f, "%-40s %-16s %-15s %9llu %11.3f %11.3f %6.2f%%  %.3f (%s) / %.3f / %.3f (%d)\n", agg[i].site,
+                wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
+                agg[i].time_ns * 1e-9, wait, 100.0 * wait / run_total, wmin, rmins, wait / size, agg[i].wmax,
+                agg[i].rmax);
+        shown++;
+    }
+    if (shown == 0)
+        fprintf(f, "(no call site above the threshold)\n");
+}
+
+static int wp_agg_cmp(const void *a, const void *b)
+{
+    const struct wp_agg *x = a, *y = b;
+    return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : strcmp(x->site, y->site);
+}
+
+int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
+                         double threshold)
+{
+    /* 1. One table for the rank. */
+    uint32_t slots = 4096;
+    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
+    if (ntables > WP_MAX_STATS_TABLES)
+        ntables = WP_MAX_STATS_TABLES;
+    uint64_t overflow = 0;
+    for (int t = 0; t < ntables; t++)
+        if (wp_stats_tables[t]) {
+            while (slots < 2 * wp_stats_tables[t]->used * (uint32_t)ntables && slots < (1u << 20))
+                slots <<= 1;
+            overflow += wp_stats_tables[t]->overflow;
+        }
+    struct wp_stats *all = wp_stats_create(slots);
+    uint64_t *lmin = malloc(WP_MIN_COUNT * sizeof *lmin);
+    uint64_t *gmin = malloc(WP_MIN_COUNT * sizeof *gmin);
+    int ok = all && lmin && gmin;
+    if (ok) {
+        for (int t = 0; t < ntables; t++) {
+            struct wp_stats *st = wp_stats_tables[t];
+            for (uint32_t i = 0; st && i < st->nslots; i++) {
+                const struct wp_cat *c = &st->cats[i];
+                if (c->site == 0 || c->count == 0)
+                    continue;
+                struct wp_cat *d = wp_stats_slot(all, c->site, c->fn, c->sclass, c->role);
+                if (d)
+                    wp_cat_merge(d, c);
+                else
+                    overflow += c->count;
+            }
+        }
+        /* 2. Minima in nanoseconds (ranks on different nodes may count
+         *    different ticks). */
+        for (size_t i = 0; i < WP_MIN_COUNT; i++)
+            lmin[i] = UINT64_MAX;
+        for (uint32_t i = 0; i < all->nslots; i++) {
+            const struct wp_cat *c = &all->cats[i];
+            if (c->site == 0)
+                continue;
+            uint64_t m = wp_ticks_duration_ns(c->min);
+            size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+            if (m < lmin[k])
+                lmin[k] = m;
+        }
+    } else {
+        wp_log_always("waitprof: rank %d: no memory for the wait-state estimate; its figures are left out", rank);
+        if (lmin == NULL || gmin == NULL) {
+            free(lmin);
+            free(gmin);
+            lmin = gmin = NULL;
+        }
+    }
+    /* Every rank takes part in the reductions, even without data. */
+    uint64_t *sendmin = lmin;
+    uint64_t *dummy = NULL;
+    if (!ok) {
+        dummy = calloc(WP_MIN_COUNT, sizeof *dummy);
+        if (dummy)
+            for (size_t i = 0; i < WP_MIN_COUNT; i++)
+                dummy[i] = UINT64_MAX;
+        sendmin = dummy;
+    }
+    uint64_t *recvmin = gmin ? gmin : dummy;
+    if (sendmin && recvmin)
+        PMPI_Allreduce(sendmin == recvmin ? MPI_IN_PLACE : sendmin, recvmin, (int)WP_MIN_COUNT, MPI_UINT64_T,
+                       MPI_MIN, comm);
+    double run_total = 0;
+    PMPI_Allreduce(&run_seconds, &run_total, 1, MPI_DOUBLE, MPI_SUM, comm);
+
+    /* 3. Rows: one per category, wait from the right minimum. */
+    struct wp_row *rows = NULL;
+    size_t nrows = 0;
+    struct wp_symbolizer *sy = ok ? wp_symbolizer_new() : NULL;
+    if (ok && all->used && (rows = calloc(all->used, sizeof *rows)) != NULL) {
+        for (uint32_t i = 0; i < all->nslots; i++) {
+            const struct wp_cat *c = &all->cats[i];
+            if (c->site == 0)
+                continue;
+            struct wp_row *r = &rows[nrows++];
+            int global;
+            r->pattern = wp_pattern_of(c, &global);
+            r->fn = c->fn;
+            r->sclass = c->sclass;
+            r->role = c->role;
+            r->calls = c->count;
+            r->time_ns = wp_ticks_duration_ns(c->sum);
+            r->min_ns = wp_ticks_duration_ns(c->min);
+            r->max_ns = wp_ticks_duration_ns(c->max);
+            r->max2_ns = wp_ticks_duration_ns(c->max2);
+            uint64_t m = (global ? gmin : lmin)[WP_MIN_INDEX(c->fn, c->sclass, c->role)];
+            uint64_t floor_ns = m == UINT64_MAX ? r->min_ns : m;
+            r->wait_ns = (r->pattern != WP_PAT_NONE && r->time_ns > c->count * floor_ns)
+                             ? r->time_ns - c->count * floor_ns
+                             : 0;
+            if (sy)
+                wp_symbolizer_site(sy, c->site, r->site, sizeof r->site);
+            else
+                snprintf(r->site, sizeof r->site, "0x%llx", (unsigned long long)c->site);
+        }
+        qsort(rows, nrows, sizeof *rows, wp_row_cmp);
+    }
+    wp_symbolizer_free(sy);
+
+    /* 4. This rank's file. */
+    if (have_dir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/rank.%d.waits", dir, rank);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "# waitprof-waits 1\n");
+            fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns\n");
+            for (size_t i = 0; i < nrows; i++) {
+                const struct wp_row *r = &rows[i];
+                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", r->site,
+                        wp_fn_table[r->fn].name, wp_pattern_names[r->pattern], r->sclass, wp_role_names[r->role],
+                        (unsigned long long)r->calls, (unsigned long long)r->time_ns,
+                        (unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
+                        (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns);
+            }
+            if (overflow)
+                fprintf(f, "# calls not recorded (tables full): %llu\n", (unsigned long long)overflow);
+            if (fclose(f) != 0)
+                wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+        } else {
+            wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+        }
+    }
+
+    /* 5. Rank 0's table: gather (site, function, pattern) sums.  Rows with no
+     *    pattern or no wait carry nothing to the table. */
+    int mine = 0;
+    for (size_t i = 0; i < nrows; i++)
+        mine += rows[i].pattern != WP_PAT_NONE;
+    int *counts = rank == 0 ? calloc((size_t)size, sizeof *counts) : NULL;
+    int *displs = rank == 0 ? calloc((size_t)size, sizeof *displs) : NULL;
+    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+    struct wp_row *sendbuf = calloc(mine ? (size_t)mine : 1, sizeof *sendbuf);
+    int k = 0;
+    for (size_t i = 0; sendbuf && i < nrows; i++)
+        if (rows[i].pattern != WP_PAT_NONE)
+            sendbuf[k++] = rows[i];
+    long long total = 0;
+    struct wp_row *allrows = NULL;
+    if (rank == 0 && counts && displs) {
+        for (int r = 0; r < size; r++) {
+            displs[r] = (int)(total * (long long)sizeof(struct wp_row));
+            total += counts[r];
+        }
+        allrows = total ? calloc((size_t)total, sizeof *allrows) : NULL;
+        for (int r = 0; r < size; r++)
+            counts[r] = allrows ? counts[r] * (int)sizeof(struct wp_row) : 0;
+    }
+    int ok0 = rank != 0 || (allrows != NULL || total == 0);
+    PMPI_Bcast(&ok0, 1, MPI_INT, 0, comm);
+    PMPI_Gatherv(sendbuf, (ok0 && sendbuf) ? k * (int)sizeof(struct wp_row) : 0, MPI_BYTE, allrows, counts,
+                 displs, MPI_BYTE, 0, comm);
+    if (rank == 0 && have_dir) {
+        struct wp_agg *agg = calloc(total ? (size_t)total : 1, sizeof *agg);
+        size_t nagg = 0;
+        long long idx = 0;
+        for (int r = 0; agg && allrows && r < size; r++) {
+            long long end = idx + counts[r] / (long long)sizeof(struct wp_row);
+            for (; idx < end; idx++) {
+                const struct wp_row *w = &allrows[idx];
+                size_t j = 0;
+                while (j < nagg && !(agg[j].fn == w->fn && agg[j].pattern == w->pattern &&
+                                     strcmp(agg[j].site, w->site) == 0))
+                    j++;
+                if (j == nagg) {
+                    memset(&agg[j], 0, sizeof agg[j]);
+                    snprintf(agg[j].site, sizeof agg[j].site, "%s", w->site);
+                    agg[j].fn = w->fn;
+                    agg[j].pattern = w->pattern;
+                    agg[j].last_rank = -1;
+                    nagg++;
+                }
+                struct wp_agg *a = &agg[j];
+                a->calls += w->calls;
+                a->time_ns += w->time_ns;
+                a->wait_ns += w->wait_ns;
+                if (a->last_rank != r) { /* a rank's rows are contiguous */
+                    a->nranks++;
+                    a->last_rank = r;
+                }
+            }
+        }
+        /* Min and max over ranks of each rank's wait at the site (a rank may
+         * have several rows for it: size classes, roles). */
+        for (size_t j = 0; agg && j < nagg; j++) {
+            agg[j].wmin = 1e300;
+            agg[j].wmax = -1;
+            for (int r = 0, base = 0; r < size; r++) {
+                int n = counts[r] / (int)sizeof(struct wp_row);
+                double w = 0;
+                int seen = 0;
+                for (int q = base; q < base + n; q++)
+                    if (allrows[q].fn == agg[j].fn && allrows[q].pattern == agg[j].pattern &&
+                        strcmp(allrows[q].site, agg[j].site) == 0) {
+                        w += allrows[q].wait_ns * 1e-9;
+                        seen = 1;
+                    }
+                base += n;
+                if (!seen)
+                    continue;
+                if (w < agg[j].wmin)
+                    agg[j].wmin = w, agg[j].rmin = r;
+                if (w > agg[j].wmax)
+                    agg[j].wmax = w, agg[j].rmax = r;
+            }
+        }
+        if (agg)
+            qsort(agg, nagg, sizeof *agg, wp_agg_cmp);
+        char path[4200], tmp[4300];
+        snprintf(path, sizeof path, "%s/waitstates.txt", dir);
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        if (f && agg) {
+            wp_write_table(f, agg, nagg, size, run_total, threshold);
+            if (fclose(f) == 0 && rename(tmp, path) == 0)
+                f = NULL;
+            else
+                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+        } else {
+            if (f)
+                fclose(f);
+            wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+        }
+        free(agg);
+    }
+    free(allrows);
+    free(sendbuf);
+    free(counts);
+    free(displs);
+    free(rows);
+    free(lmin);
+    free(gmin);
+    free(dummy);
+    wp_stats_destroy(all);
+    return ok ? 0 : -1;
+}

@@ -1,0 +1,26 @@
+/* fallback/estimate.h — wait states by the minimum-duration method (seed 000).
+ *
+ * Contract: wp_estimate_finalize() is collective over comm and runs at
+ * MPI_Finalize after sampling stopped.  It merges the threads' statistics
+ * (fallback/stats.h), takes the process-local minimum per (function, size
+ * class, role) for point-to-point patterns and the global minimum over all
+ * ranks (one reduction) for collective ones, and estimates per category
+ *     wait = sum of durations - calls x minimum.
+ * It writes rank.R.waits (TSV, "# waitprof-waits 1") on every rank that has
+ * a directory, and at rank 0 waitstates.txt: the call sites whose wait is at
+ * least threshold of the run's time summed over ranks, with min/avg/max over
+ * ranks.  Patterns: late_sender, late_receiver, wait_nxn, wait_barrier,
+ * late_broadcast, early_reduce, none.
+ */
+#ifndef WP_FALLBACK_ESTIMATE_H
+#define WP_FALLBACK_ESTIMATE_H
+
+#include <mpi.h>
+
+/* Call sites below this share of the run's time are left out of the table. */
+#define WP_THRESHOLD_DEFAULT 0.005
+
+int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
+                         double threshold);
+
+#endif

@@ -1,0 +1,135 @@
+/* fallback/stats.c — see fallback/stats.h. */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "fallback/stats.h"
+#include "state/clock.h"
+
+struct wp_stats *wp_stats_tables[WP_MAX_STATS_TABLES];
+int wp_stats_ntables;
+
+/* Per thread: its table.  Initial-exec like the state record: libwaitprof is
+ * loaded at start-up. */
+static __thread struct wp_stats *wp_my_stats __attribute__((tls_model("initial-exec")));
+static __thread int wp_my_stats_failed __attribute__((tls_model("initial-exec")));
+
+/* 2048 categories per thread: a category is a call site of one MPI function
+ * with one message-size class, so real codes stay far below. */
+#define WP_STATS_SLOTS 2048
+
+struct wp_stats *wp_stats_create(uint32_t nslots)
+{
+    size_t bytes = sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return NULL;
+    struct wp_stats *st = mem;
+    st->nslots = nslots;
+    return st;
+}
+
+void wp_stats_destroy(struct wp_stats *st)
+{
+    if (st)
+        munmap(st, sizeof(struct wp_stats) + (size_t)st->nslots * sizeof(struct wp_cat));
+}
+
+int wp_hist_bin(uint64_t us)
+{
+    /* Decade d holds [10^d, 10^(d+1)) in ten bins of width 10^d; the first
+     * decade also holds 0. */
+    uint64_t width = 1;
+    for (int d = 0; d < WP_DECADES; d++, width *= 10)
+        if (us < width * 10)
+            return d * 10 + (int)(us / width);
+    return WP_HIST_BINS - 1;
+}
+
+uint64_t wp_hist_bin_low(int bin)
+{
+    if (bin < 0)
+        bin = 0;
+    uint64_t width = 1;
+    for (int d = 0; d < bin / 10 && d < WP_DECADES; d++)
+        width *= 10;
+    return bin >= WP_HIST_BINS - 1 ? width : (uint64_t)(bin % 10) * width;
+}
+
+struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role)
+{
+    uint64_t h = ((uint64_t)site * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)fn << 16 | (uint64_t)sclass << 8 | (uint64_t)role);
+    h ^= h >> 31;
+    uint32_t mask = st->nslots - 1;
+    for (uint32_t probe = 0, i = (uint32_t)h & mask; probe <= mask; probe++, i = (i + 1) & mask) {
+        struct wp_cat *c = &st->cats[i];
+        if (c->site == site && c->fn == fn && c->sclass == sclass && c->role == role)
+            return c;
+        if (c->site == 0) {
+            if (st->used + 1 > st->nslots - st->nslots / 4)
+                return NULL;
+            c->site = site;
+            c->fn = (uint16_t)fn;
+            c->sclass = (uint8_t)sclass;
+            c->role = (uint8_t)role;
+            c->min = UINT64_MAX;
+            st->used++;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us)
+{
+    c->count++;
+    c->sum += ticks;
+    if (ticks < c->min)
+        c->min = ticks;
+    if (ticks > c->max) {
+        c->max2 = c->max;
+        c->max = ticks;
+    } else if (ticks > c->max2) {
+        c->max2 = ticks;
+    }
+    c->hist[wp_hist_bin(us)]++;
+}
+
+void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
+{
+    into->count += from->count;
+    into->sum += from->sum;
+    if (from->min < into->min)
+        into->min = from->min;
+    /* The two largest of the four. */
+    uint64_t a = into->max, b = into->max2, c = from->max, d = from->max2;
+    uint64_t hi = a > c ? a : c;
+    uint64_t lo = a > c ? (c > b ? c : b) : (a > d ? a : d);
+    into->max = hi;
+    into->max2 = lo;
+    for (int i = 0; i < WP_HIST_BINS; i++)
+        into->hist[i] += from->hist[i];
+}
+
+void wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1)
+{
+    struct wp_stats *st = wp_my_stats;
+    if (__builtin_expect(st == NULL, 0)) {
+        if (wp_my_stats_failed)
+            return;
+        st = wp_stats_create(WP_STATS_SLOTS);
+        int i = st ? __atomic_fetch_add(&wp_stats_ntables, 1, __ATOMIC_ACQ_REL) : WP_MAX_STATS_TABLES;
+        if (i >= WP_MAX_STATS_TABLES) {
+            wp_my_stats_failed = 1;
+            return;
+        }
+        __atomic_store_n(&wp_stats_tables[i], st, __ATOMIC_RELEASE);
+        wp_my_stats = st;
+    }
+    struct wp_cat *c = wp_stats_slot(st, site, fn, wp_size_class(bytes), role);
+    if (__builtin_expect(c == NULL, 0)) {
+        st->overflow++;
+        return;
+    }
+    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
+    wp_cat_add(c, ticks, wp_ticks_to_us(ticks));
+}

@@ -1,0 +1,78 @@
+/* fallback/stats.h — per-call statistics for the minimum-duration estimator.
+ *
+ * Contract:
+ * - Every blocking MPI call that can wait for another rank (wait classes
+ *   recv, send, sendrecv, probe, wait, nxn, barrier, one2n, n2one) is
+ *   recorded by its outermost wrapper in a category: (MPI function,
+ *   message-size class, root role, call site).  The call site is the return
+ *   address into the program.
+ * - A category keeps count, sum, min, max, second max of the call durations
+ *   (in wp_ticks(), state/clock.h) and a multi-resolution histogram: ten
+ *   linear bins per decade of microseconds (0-9 us, 10-99 us in steps of 10,
+ *   ...), as in seed 003.
+ * - Each thread records into its own fixed table, reserved on its first
+ *   recorded call: after that, recording allocates nothing, takes no lock and
+ *   calls no MPI function.  When a table is full, further new categories are
+ *   counted in 'overflow' and their calls are lost to the estimate (never
+ *   silently: the count is reported).
+ * - wp_stats_record() is called from normal context only (the wrappers);
+ *   nothing here is touched by the signal handler.
+ */
+#ifndef WP_FALLBACK_STATS_H
+#define WP_FALLBACK_STATS_H
+
+#include <stdint.h>
+
+#define WP_SIZE_CLASSES 42   /* 0: no data; k>0: [2^(k-1), 2^k) bytes; 41: >= 1 TiB */
+#define WP_DECADES 10        /* 1 us .. 10^10 us */
+#define WP_HIST_BINS (10 * WP_DECADES + 1) /* the last bin holds everything longer */
+
+enum wp_role { WP_ROLE_ANY = 0, WP_ROLE_ROOT = 1, WP_ROLE_NONROOT = 2 };
+
+struct wp_cat {
+    uintptr_t site;          /* 0: slot unused */
+    uint16_t fn;
+    uint8_t sclass, role;
+    uint64_t count;
+    uint64_t sum, min, max, max2; /* ticks */
+    uint32_t hist[WP_HIST_BINS];
+};
+
+struct wp_stats {
+    uint32_t nslots, used;
+    uint64_t overflow;       /* calls not recorded: table full */
+    struct wp_cat cats[];
+};
+
+/* Size class of a message of 'bytes' bytes. */
+static inline int wp_size_class(uint64_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    int k = 64 - __builtin_clzll(bytes); /* floor(log2(bytes)) + 1 */
+    return k < WP_SIZE_CLASSES - 1 ? k : WP_SIZE_CLASSES - 1;
+}
+
+/* Histogram bin of a duration in microseconds. */
+int wp_hist_bin(uint64_t us);
+/* Lower bound in microseconds of a bin. */
+uint64_t wp_hist_bin_low(int bin);
+
+/* Record one call.  Normal context; the first call of a thread reserves its
+ * table. */
+void wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1);
+
+/* Insert or update a category in a table (also used to merge tables). */
+struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role);
+void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us);
+void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
+
+struct wp_stats *wp_stats_create(uint32_t nslots);
+void wp_stats_destroy(struct wp_stats *st);
+
+/* The tables of every thread that recorded a call (for the finalize step). */
+#define WP_MAX_STATS_TABLES 1024
+extern struct wp_stats *wp_stats_tables[WP_MAX_STATS_TABLES];
+extern int wp_stats_ntables;
+
+#endif
