@@ -110,17 +110,18 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->hist[i] += from->hist[i];
 }
 
-void wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1)
+uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1)
 {
+    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     struct wp_stats *st = wp_my_stats;
     if (__builtin_expect(st == NULL, 0)) {
         if (wp_my_stats_failed)
-            return;
+            return ticks;
         st = wp_stats_create(WP_STATS_SLOTS);
         int i = st ? __atomic_fetch_add(&wp_stats_ntables, 1, __ATOMIC_ACQ_REL) : WP_MAX_STATS_TABLES;
         if (i >= WP_MAX_STATS_TABLES) {
             wp_my_stats_failed = 1;
-            return;
+            return ticks;
         }
         __atomic_store_n(&wp_stats_tables[i], st, __ATOMIC_RELEASE);
         wp_my_stats = st;
@@ -128,8 +129,8 @@ void wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t 
     struct wp_cat *c = wp_stats_slot(st, site, fn, wp_size_class(bytes), role);
     if (__builtin_expect(c == NULL, 0)) {
         st->overflow++;
-        return;
+        return ticks;
     }
-    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     wp_cat_add(c, ticks, wp_ticks_to_us(ticks));
+    return c->min;
 }

@@ -59,8 +59,10 @@ int wp_hist_bin(uint64_t us);
 uint64_t wp_hist_bin_low(int bin);
 
 /* Record one call.  Normal context; the first call of a thread reserves its
- * table. */
-void wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1);
+ * table.  Returns the minimum duration so far (ticks, this call included) of
+ * the call's (function, size class, role) at this call site, or the call's
+ * own duration when it could not be recorded. */
+uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1);
 
 /* Insert or update a category in a table (also used to merge tables). */
 struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role);

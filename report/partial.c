@@ -319,17 +319,23 @@ void wp_partial_reserve(void)
     wp_plines = l;
 }
 
-static void wp_put_stack(struct wp_out *o, const struct wp_store *s, const struct wp_stack_entry *e)
+/* The frames ips[0..e->depth) (leaf first), root first, after the state. */
+static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const uintptr_t *ips)
 {
     wp_puts(o, waitprof_state_name(e->state));
     for (int k = e->depth - 1; k >= 0; k--) {
-        uintptr_t ip = s->arena[e->off + (uint32_t)k];
+        uintptr_t ip = ips[k];
         wp_puts(o, ";");
         if (wp_is_wrapper_ip(ip) && e->fn > 0 && e->fn < WP_FN_COUNT)
             wp_puts(o, wp_fn_table[e->fn].name);
         else
             wp_put_frame(o, ip);
     }
+}
+
+static void wp_put_stack(struct wp_out *o, const struct wp_store *s, const struct wp_stack_entry *e)
+{
+    wp_put_ips(o, e, &s->arena[e->off]);
 }
 
 /* Byte order, as strcmp and the folded readers sort. */
@@ -407,6 +413,32 @@ int wp_partial_write_folded(const char *dir, int rank)
             wp_put_stack(&o, s, e);
             wp_puts(&o, " ");
             wp_putu(&o, e->count);
+            wp_puts(&o, "\n");
+        }
+        /* Samples of a call still in progress were never classified: they
+         * are written as MPI-Work rather than lost. */
+        const struct wp_pending *p = s->pending;
+        if (p && p->n > 0) {
+            struct wp_stack_entry pe = {.depth = p->depth, .fn = p->fn, .state = WAITPROF_STATE_WORK};
+            uint64_t count = 0;
+            for (uint32_t k = 0; k < p->n; k++)
+                count += p->weight[k];
+            size_t start = mem.n;
+            if (nl < WP_PARTIAL_LINES && wp_ptext) {
+                wp_put_ips(&mem, &pe, p->ips);
+                if (!mem.err) {
+                    wp_plines[nl].off = (uint32_t)start;
+                    wp_plines[nl].len = (uint32_t)(mem.n - start);
+                    wp_plines[nl].count = count;
+                    nl++;
+                    continue;
+                }
+                mem.n = start;
+                mem.err = 0;
+            }
+            wp_put_ips(&o, &pe, p->ips);
+            wp_puts(&o, " ");
+            wp_putu(&o, count);
             wp_puts(&o, "\n");
         }
     }

@@ -19,6 +19,9 @@
 #include "report/partial.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
+#include "state/clock.h"
+#include "state/functions.h"
+#include "state/wrap.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -187,12 +190,51 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     if (trunc)
         s->truncated += w;
+    /* Inside a call that may wait, Work and Stall are told apart when the
+     * call returns (wp_sampler_settle): hold the sample until then. */
+    if (state == WAITPROF_STATE_WORK && in_wrapper && fn > 0 && fn < WP_FN_COUNT && wp_fn_table[fn].waits) {
+        struct wp_pending *p = s->pending;
+        if (p->n < WP_PENDING_MAX) {
+            if (p->n == 0) {
+                memcpy(p->ips, ips, (size_t)n * sizeof *ips);
+                p->depth = (uint16_t)n;
+                p->fn = (uint16_t)fn;
+            }
+            p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
+            p->weight[p->n] = (uint32_t)w;
+            p->n++;
+            wp_self.has_pending = 1;
+            wp_store_handler_time(s, wp_now_ns() - t0);
+            goto done;
+        }
+        /* A call that outlasted WP_PENDING_MAX samples is waiting: only
+         * its last (minimum duration) can be work. */
+        state = WAITPROF_STATE_STALL;
+    }
     wp_store_add(s, state, fn, ips, n, w);
     wp_store_handler_time(s, wp_now_ns() - t0);
 done:
     __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
 out:
     errno = saved_errno;
+}
+
+void wp_sampler_settle(wp_thread_t *t, uint64_t threshold)
+{
+    struct wp_slot *slot = t->slot;
+    if (slot == NULL) {
+        t->has_pending = 0;
+        return;
+    }
+    /* The handler writes the pending samples and the store: keep it out
+     * while they move.  Two system calls, at most once per sample period. */
+    sigset_t prof, old;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &old);
+    wp_pending_flush(slot->store, slot->store->pending, threshold);
+    t->has_pending = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Register the calling thread and start its timer.  Normal context. */

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "sampler/store.h"
+#include "waitprof.h"
 
 struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
 {
@@ -11,7 +12,7 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
     while (n < nslots && n < (1u << 30))
         n <<= 1;
     size_t bytes = sizeof(struct wp_store) + (size_t)n * sizeof(struct wp_stack_entry) +
-                   (size_t)arena_frames * sizeof(uintptr_t);
+                   (size_t)arena_frames * sizeof(uintptr_t) + sizeof(struct wp_pending);
     /* mmap, not malloc: the memory is reserved now and only the pages that
      * samples reach are ever touched. */
     void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -22,6 +23,7 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
     s->arena_cap = arena_frames;
     s->slots = (struct wp_stack_entry *)(s + 1);
     s->arena = (uintptr_t *)(s->slots + n);
+    s->pending = (struct wp_pending *)(s->arena + arena_frames);
     return s;
 }
 
@@ -29,7 +31,7 @@ void wp_store_destroy(struct wp_store *s)
 {
     if (s)
         munmap(s, sizeof(struct wp_store) + (size_t)s->nslots * sizeof(struct wp_stack_entry) +
-                      (size_t)s->arena_cap * sizeof(uintptr_t));
+                      (size_t)s->arena_cap * sizeof(uintptr_t) + sizeof(struct wp_pending));
 }
 
 static uint64_t wp_hash(int state, int fn, const uintptr_t *ips, int n)
@@ -98,4 +100,12 @@ uint64_t wp_store_handler_median_ns(const struct wp_store *s)
             return (uint64_t)((1ull << b) * 1.41421356); /* middle of [2^b, 2^(b+1)) */
     }
     return 0;
+}
+
+void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold)
+{
+    for (uint32_t i = 0; i < p->n; i++)
+        wp_store_add(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn, p->ips,
+                     p->depth, p->weight[i]);
+    p->n = 0;
 }

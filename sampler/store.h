@@ -29,6 +29,7 @@ struct wp_stack_entry {
 #define WP_HANDLER_BINS 32 /* log2 histogram of handler time in ns */
 
 struct wp_store {
+    struct wp_pending *pending; /* the calling thread's, inside the mapping */
     uint32_t nslots;       /* power of two */
     uint32_t nstacks;
     uint32_t arena_cap;
@@ -46,6 +47,26 @@ struct wp_store {
     uint64_t handler_ns;
     uint64_t handler_hist[WP_HANDLER_BINS];
 };
+
+/* Samples taken inside one blocking MPI call, held until the call returns
+ * and its duration tells Work from Stall (fallback/stats.h): a sample at
+ * offset o from the call's entry is Stall when o < duration - minimum.
+ * Every sample of one call has the same stack (frames below the wrapper are
+ * cut), so the stack is kept once.  Written by the owner's handler; flushed
+ * by the owner in normal context with SIGPROF blocked. */
+#define WP_PENDING_MAX 1024
+struct wp_pending {
+    uint32_t n;
+    uint16_t depth;
+    uint16_t fn;
+    uintptr_t ips[128];
+    uint64_t off[WP_PENDING_MAX]; /* ticks since the call's entry */
+    uint32_t weight[WP_PENDING_MAX];
+};
+
+/* Move the pending samples into the store: Stall below threshold ticks,
+ * Work at or above it.  Caller blocks SIGPROF. */
+void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold);
 
 /* Allocate a store for nslots stacks (rounded up to a power of two) and
  * arena_frames frames.  Returns NULL when memory cannot be had. */

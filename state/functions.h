@@ -20,6 +20,8 @@ struct wp_fn_info {
     const char *name;    /* canonical C name, e.g. "MPI_Recv" */
     enum wp_class wclass;
     int wrapped;         /* declared by the mpi.h this build was made for */
+    int waits;           /* blocking and may wait for another rank: the
+                          * estimator records it (fallback/stats.h) */
 };
 
 extern const struct wp_fn_info wp_fn_table[WP_FN_COUNT];

@@ -187,10 +187,10 @@ def main():
 
     c = [BANNER, '#include "state/functions.h"', "",
          "const struct wp_fn_info wp_fn_table[WP_FN_COUNT] = {",
-         '    [WP_FN_NONE] = { "none", WP_CLASS_ENV, 0 },']
+         '    [WP_FN_NONE] = { "none", WP_CLASS_ENV, 0, 0 },']
     for n, cls, _ in rows:
-        c.append('    [WP_FN_%s] = { "%s", WP_CLASS_%s, %d },'
-                 % (n, n, cls.upper(), int(n in protos)))
+        c.append('    [WP_FN_%s] = { "%s", WP_CLASS_%s, %d, %d },'
+                 % (n, n, cls.upper(), int(n in protos), int(cls in RECORDED)))
     c += ["};", ""]
 
     w = [BANNER, '#include "state/wrap.h"', ""]

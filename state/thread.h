@@ -30,6 +30,7 @@ typedef struct wp_thread {
     volatile uint64_t enter_ticks; /* entry time of that call, wp_ticks() (state/clock.h) */
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
+    volatile int has_pending;      /* the handler holds samples of the current call */
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));

@@ -21,6 +21,10 @@
 
 #define WP_API __attribute__((visibility("default"), section("wp_wrap_text")))
 
+/* Move the samples held for the current call into the store, Stall below
+ * threshold ticks from the call's entry (sampler/sampler.c). */
+void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
+
 static inline wp_thread_t *wp_enter(int fn)
 {
     wp_thread_t *t = &wp_self;
@@ -42,6 +46,10 @@ static inline void wp_leave(wp_thread_t *t)
     }
     t->state = WAITPROF_STATE_NOT_IN_MPI;
     atomic_signal_fence(memory_order_release);
+    /* Samples of a call that was not recorded (an error, or not a waiting
+     * call after all) are MPI-Work. */
+    if (__builtin_expect(t->has_pending, 0))
+        wp_sampler_settle(t, 0);
     t->fn = 0;
     t->enter_ticks = 0;
     t->depth = 0;
@@ -86,9 +94,15 @@ static inline int wp_frole(const void *root, const void *comm)
     return wp_role(*(const MPI_Fint *)root, PMPI_Comm_f2c(*(const MPI_Fint *)comm));
 }
 
+/* Record the call and settle the samples taken during it: a sample whose
+ * offset from the entry is below (duration - minimum so far) was taken
+ * while the call was waiting (seed 000's rule, applied to samples). */
 static inline void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role, uintptr_t site)
 {
-    wp_stats_record(fn, bytes, role, site, t->enter_ticks, wp_ticks());
+    uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
+    uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1);
+    if (__builtin_expect(t->has_pending, 0))
+        wp_sampler_settle(t, d > min ? d - min : 0);
 }
 
 /* The MPI library's own definition of a Fortran binding symbol, found once
