@@ -61,6 +61,8 @@ struct wp_row {
     char site[512];
     int fn, pattern, sclass, role;
     uint64_t calls, time_ns, min_ns, max_ns, max2_ns, wait_ns;
+    uint64_t early_calls;   /* complete on entry: zero wait, not in the minimum */
+    uint64_t plain_wait_ns; /* the paper's estimate, without that remedy */
 };
 
 static int wp_row_cmp(const void *a, const void *b)
@@ -132,7 +134,10 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     struct wp_stats *all = wp_stats_create(slots);
     uint64_t *lmin = malloc(WP_MIN_COUNT * sizeof *lmin);
     uint64_t *gmin = malloc(WP_MIN_COUNT * sizeof *gmin);
-    int ok = all && lmin && gmin;
+    /* The plain method's minimum, over all calls; completion calls (the only
+     * ones with early calls) are point-to-point, so a local array suffices. */
+    uint64_t *pmin = malloc(WP_MIN_COUNT * sizeof *pmin);
+    int ok = all && lmin && gmin && pmin;
     if (ok) {
         for (int t = 0; t < ntables; t++) {
             struct wp_stats *st = wp_stats_tables[t];
@@ -150,22 +155,27 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         /* 2. Minima in nanoseconds (ranks on different nodes may count
          *    different ticks). */
         for (size_t i = 0; i < WP_MIN_COUNT; i++)
-            lmin[i] = UINT64_MAX;
+            lmin[i] = pmin[i] = UINT64_MAX;
         for (uint32_t i = 0; i < all->nslots; i++) {
             const struct wp_cat *c = &all->cats[i];
             if (c->site == 0)
                 continue;
-            uint64_t m = wp_ticks_duration_ns(c->min);
             size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+            uint64_t m = c->min == UINT64_MAX ? UINT64_MAX : wp_ticks_duration_ns(c->min);
             if (m < lmin[k])
                 lmin[k] = m;
+            uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : UINT64_MAX;
+            uint64_t p = m < e ? m : e;
+            if (p < pmin[k])
+                pmin[k] = p;
         }
     } else {
         wp_log_always("waitprof: rank %d: no memory for the wait-state estimate; its figures are left out", rank);
-        if (lmin == NULL || gmin == NULL) {
+        if (lmin == NULL || gmin == NULL || pmin == NULL) {
             free(lmin);
             free(gmin);
-            lmin = gmin = NULL;
+            free(pmin);
+            lmin = gmin = pmin = NULL;
         }
     }
     /* Every rank takes part in the reductions, even without data. */
@@ -202,14 +212,27 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             r->role = c->role;
             r->calls = c->count;
             r->time_ns = wp_ticks_duration_ns(c->sum);
-            r->min_ns = wp_ticks_duration_ns(c->min);
+            r->early_calls = c->early_count;
+            uint64_t own_min = c->min < (c->early_count ? c->early_min : UINT64_MAX) ? c->min : c->early_min;
+            r->min_ns = wp_ticks_duration_ns(own_min);
             r->max_ns = wp_ticks_duration_ns(c->max);
             r->max2_ns = wp_ticks_duration_ns(c->max2);
-            uint64_t m = (global ? gmin : lmin)[WP_MIN_INDEX(c->fn, c->sclass, c->role)];
-            uint64_t floor_ns = m == UINT64_MAX ? r->min_ns : m;
-            r->wait_ns = (r->pattern != WP_PAT_NONE && r->time_ns > c->count * floor_ns)
-                             ? r->time_ns - c->count * floor_ns
-                             : 0;
+            size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+            /* With the remedy: early calls wait zero, the others wait
+             * their excess over the minimum of the non-early calls. */
+            uint64_t late_calls = c->count - c->early_count;
+            uint64_t m = (global ? gmin : lmin)[k];
+            uint64_t wait = 0, plain = 0;
+            if (r->pattern != WP_PAT_NONE) {
+                uint64_t sum_late = wp_ticks_duration_ns(c->sum - c->early_sum);
+                if (m != UINT64_MAX && sum_late > late_calls * m)
+                    wait = sum_late - late_calls * m;
+                uint64_t pm = global ? m : pmin[k];
+                if (pm != UINT64_MAX && r->time_ns > c->count * pm)
+                    plain = r->time_ns - c->count * pm;
+            }
+            r->wait_ns = wait;
+            r->plain_wait_ns = plain;
             if (sy)
                 wp_symbolizer_site(sy, c->site, r->site, sizeof r->site);
             else
@@ -226,14 +249,16 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         FILE *f = fopen(path, "w");
         if (f) {
             fprintf(f, "# waitprof-waits 1\n");
-            fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns\n");
+            fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns"
+                       "\tearly_calls\tplain_wait_ns\n");
             for (size_t i = 0; i < nrows; i++) {
                 const struct wp_row *r = &rows[i];
-                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", r->site,
+                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", r->site,
                         wp_fn_table[r->fn].name, wp_pattern_names[r->pattern], r->sclass, wp_role_names[r->role],
                         (unsigned long long)r->calls, (unsigned long long)r->time_ns,
                         (unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
-                        (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns);
+                        (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns,
+                        (unsigned long long)r->early_calls, (unsigned long long)r->plain_wait_ns);
             }
             if (overflow)
                 fprintf(f, "# calls not recorded (tables full): %llu\n", (unsigned long long)overflow);
@@ -352,6 +377,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     free(rows);
     free(lmin);
     free(gmin);
+    free(pmin);
     free(dummy);
     wp_stats_destroy(all);
     return ok ? 0 : -1;

@@ -17,9 +17,6 @@
 
 #include <mpi.h>
 
-/* Call sites below this share of the run's time are left out of the table. */
-#define WP_THRESHOLD_DEFAULT 0.005
-
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
                          double threshold);
 

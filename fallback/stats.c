@@ -79,12 +79,17 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
     return NULL;
 }
 
-void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us)
+void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 {
     c->count++;
     c->sum += ticks;
-    if (ticks < c->min)
+    if (early) {
+        if (c->early_count++ == 0 || ticks < c->early_min)
+            c->early_min = ticks;
+        c->early_sum += ticks;
+    } else if (ticks < c->min) {
         c->min = ticks;
+    }
     if (ticks > c->max) {
         c->max2 = c->max;
         c->max = ticks;
@@ -100,6 +105,10 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
     into->sum += from->sum;
     if (from->min < into->min)
         into->min = from->min;
+    if (from->early_count && (into->early_count == 0 || from->early_min < into->early_min))
+        into->early_min = from->early_min;
+    into->early_count += from->early_count;
+    into->early_sum += from->early_sum;
     /* The two largest of the four. */
     uint64_t a = into->max, b = into->max2, c = from->max, d = from->max2;
     uint64_t hi = a > c ? a : c;
@@ -110,7 +119,7 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->hist[i] += from->hist[i];
 }
 
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1)
+uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early)
 {
     uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     struct wp_stats *st = wp_my_stats;
@@ -131,6 +140,6 @@ uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint6
         st->overflow++;
         return ticks;
     }
-    wp_cat_add(c, ticks, wp_ticks_to_us(ticks));
-    return c->min;
+    wp_cat_add(c, ticks, wp_ticks_to_us(ticks), early);
+    return early ? ticks : c->min;
 }

@@ -35,6 +35,11 @@ struct wp_cat {
     uint8_t sclass, role;
     uint64_t count;
     uint64_t sum, min, max, max2; /* ticks */
+    /* Completion calls whose requests were already complete on entry (found
+     * by a test before waiting): they cannot have waited, so they are kept
+     * out of the minimum and counted as zero wait.  Included in count, sum,
+     * max and the histogram; early_min is their own minimum. */
+    uint64_t early_count, early_sum, early_min;
     uint32_t hist[WP_HIST_BINS];
 };
 
@@ -62,11 +67,11 @@ uint64_t wp_hist_bin_low(int bin);
  * table.  Returns the minimum duration so far (ticks, this call included) of
  * the call's (function, size class, role) at this call site, or the call's
  * own duration when it could not be recorded. */
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1);
+uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early);
 
 /* Insert or update a category in a table (also used to merge tables). */
 struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role);
-void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us);
+void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early);
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
 
 struct wp_stats *wp_stats_create(uint32_t nslots);

@@ -9,7 +9,7 @@
 
 static const char *const wp_known[] = {
     "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
-    "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_LIB", NULL};
+    "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -56,6 +56,26 @@ static int wp_word(wp_getenv_t get, wp_report_t report, const char *var, const c
     return dflt;
 }
 
+/* A decimal number in [lo, hi] with nothing around it, or the fallback. */
+static double wp_real(wp_getenv_t get, wp_report_t report, const char *var, double lo, double hi, double dflt,
+                      const char *accepts)
+{
+    const char *v = get(var);
+    if (v == NULL)
+        return dflt;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    /* Plain decimals only: no hex, exponents, infinities or spaces. */
+    if (v[0] != '\0' && strspn(v, "0123456789.") == strlen(v) && *end == '\0' && errno == 0 && x >= lo &&
+        x <= hi)
+        return x;
+    char fb[32];
+    snprintf(fb, sizeof fb, "%g", dflt);
+    wp_bad(report, var, v, accepts, fb);
+    return dflt;
+}
+
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     static const char *const clocks[] = {"wall", "cpu", NULL};
@@ -68,6 +88,8 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
                       "frames kept per sample, a whole number from 1 to 128");
     c->runtime_threads = wp_word(get, report, "WAITPROF_RUNTIME_THREADS", bools, 0, "0 or 1");
     c->quiet = wp_word(get, report, "WAITPROF_QUIET", bools, 0, "0 or 1");
+    c->threshold = wp_real(get, report, "WAITPROF_THRESHOLD", 0, 100, 0.5,
+                           "a percentage of the run time from 0 to 100, e.g. 0.5");
     const char *out = get("WAITPROF_OUT");
     /* The limit is the one the message states; it leaves room in the 4096-byte
      * path buffers for the ".N" suffix and the file names added later. */
@@ -92,7 +114,7 @@ void wp_config_check_unknown(char **env, wp_report_t report)
             char line[512];
             snprintf(line, sizeof line,
                      "waitprof: unknown variable %.*s ignored; known: WAITPROF_HZ, WAITPROF_CLOCK, "
-                     "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET",
+                     "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

@@ -23,6 +23,9 @@ struct wp_config {
     int depth;           /* WAITPROF_DEPTH: frames per sample, 1..128 */
     int runtime_threads; /* WAITPROF_RUNTIME_THREADS: 0 (default) or 1 */
     int quiet;           /* WAITPROF_QUIET: 0 (default) or 1: no summary line */
+    double threshold;    /* WAITPROF_THRESHOLD: percent of the run's time below
+                          * which wait-state call sites are not listed; 0..100,
+                          * default 0.5 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
 };
 

@@ -304,7 +304,7 @@ void wp_hook_finalize(void)
     wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir,
-                         (wp_run.end_ns - wp_run.start_ns) * 1e-9, WP_THRESHOLD_DEFAULT);
+                         (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
 
     struct wp_totals t;
     wp_totals_collect(&t);

@@ -97,10 +97,10 @@ static inline int wp_frole(const void *root, const void *comm)
 /* Record the call and settle the samples taken during it: a sample whose
  * offset from the entry is below (duration - minimum so far) was taken
  * while the call was waiting (seed 000's rule, applied to samples). */
-static inline void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role, uintptr_t site)
+static inline void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role, uintptr_t site, int early)
 {
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
-    uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1);
+    uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
     if (__builtin_expect(t->has_pending, 0))
         wp_sampler_settle(t, d > min ? d - min : 0);
 }

@@ -37,6 +37,9 @@ for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET; do
         run_with "$var.*0 or 1.*using 0" "$o-b" "$var=$v"
     done
 done
+for v in abc -1 101 '' 1e3; do
+    run_with 'WAITPROF_THRESHOLD.*0 to 100.*using 0.5' "$o-th" "WAITPROF_THRESHOLD=$v"
+done
 run_with 'WAITPROF_OUT is empty' WAITPROF_OUT=
 run_with 'unknown variable WAITPROF_HERTZ' "$o-u" WAITPROF_HERTZ=100
 # A directory that cannot be made: the profile goes to $TMPDIR instead.

@@ -460,6 +460,35 @@ START_TEST(test_known_silent)
 }
 END_TEST
 
+/* WAITPROF_THRESHOLD: a plain decimal percentage from 0 to 100. */
+START_TEST(test_threshold)
+{
+    static const struct {
+        const char *v;
+        double want;
+    } good[] = {{"0", 0}, {"0.5", 0.5}, {"2", 2}, {"12.25", 12.25}, {"100", 100}};
+    static const char *const bad[] = {"abc", "-1", "101", "", "1e3", "0x1", " 1", "1%", "nan", "inf"};
+    struct wp_config c;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        reset();
+        env_set("WAITPROF_THRESHOLD", good[i].v);
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_msg(nlines == 0, "WAITPROF_THRESHOLD=\"%s\" reported: %s", good[i].v, lines[0]);
+        ck_assert_double_eq_tol(c.threshold, good[i].want, 1e-12);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        reset();
+        env_set("WAITPROF_THRESHOLD", bad[i]);
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_msg(nlines == 1, "WAITPROF_THRESHOLD=\"%s\": %d lines", bad[i], nlines);
+        ck_assert_ptr_nonnull(strstr(lines[0], "WAITPROF_THRESHOLD"));
+        ck_assert_ptr_nonnull(strstr(lines[0], "from 0 to 100"));
+        ck_assert_ptr_nonnull(strstr(lines[0], "using 0.5"));
+        ck_assert_double_eq_tol(c.threshold, 0.5, 1e-12);
+    }
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -473,6 +502,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_bad_among_good);
     tcase_add_test(tc, test_all_bad_together);
     tcase_add_test(tc, test_out_bad);
+    tcase_add_test(tc, test_threshold);
     suite_add_tcase(s, tc);
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);
