@@ -15,46 +15,8 @@
 #define WP_MIN_INDEX(fn, s, r) (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(s)) * WP_ROLES + (size_t)(r))
 #define WP_MIN_COUNT ((size_t)WP_FN_COUNT * WP_SIZE_CLASSES * WP_ROLES)
 
-/* Messages at least this large are assumed to use a rendezvous protocol, in
- * which a blocking send waits for its receiver. */
-#define WP_RENDEZVOUS_BYTES 65536
 
-enum wp_pattern { WP_PAT_NONE, WP_PAT_LATE_SENDER, WP_PAT_LATE_RECEIVER, WP_PAT_NXN, WP_PAT_BARRIER,
-                  WP_PAT_LATE_BCAST, WP_PAT_EARLY_REDUCE };
-static const char *const wp_pattern_names[] = {"none", "late_sender", "late_receiver", "wait_nxn",
-                                                "wait_barrier", "late_broadcast", "early_reduce"};
 static const char *const wp_role_names[] = {"any", "root", "nonroot"};
-
-/* The pattern a category belongs to, and whether its minimum is global. */
-static enum wp_pattern wp_pattern_of(const struct wp_cat *c, int *global)
-{
-    *global = 0;
-    switch (wp_fn_table[c->fn].wclass) {
-    case WP_CLASS_RECV:
-    case WP_CLASS_PROBE:
-    case WP_CLASS_SENDRECV:
-    case WP_CLASS_WAIT:
-        return WP_PAT_LATE_SENDER;
-    case WP_CLASS_SEND:
-        if (c->fn == WP_FN_MPI_Ssend || c->sclass >= wp_size_class(WP_RENDEZVOUS_BYTES))
-            return WP_PAT_LATE_RECEIVER;
-        return WP_PAT_NONE;
-    case WP_CLASS_NXN:
-        *global = 1;
-        return WP_PAT_NXN;
-    case WP_CLASS_BARRIER:
-        *global = 1;
-        return WP_PAT_BARRIER;
-    case WP_CLASS_ONE2N:
-        *global = 1;
-        return c->role == WP_ROLE_NONROOT ? WP_PAT_LATE_BCAST : WP_PAT_NONE;
-    case WP_CLASS_N2ONE:
-        *global = 1;
-        return c->role == WP_ROLE_ROOT ? WP_PAT_EARLY_REDUCE : WP_PAT_NONE;
-    default:
-        return WP_PAT_NONE;
-    }
-}
 
 /* One row of a rank's result, also the unit sent to rank 0. */
 struct wp_row {
@@ -206,7 +168,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                 continue;
             struct wp_row *r = &rows[nrows++];
             int global;
-            r->pattern = wp_pattern_of(c, &global);
+            r->pattern = wp_pattern_of(c->fn, c->sclass, c->role, &global);
             r->fn = c->fn;
             r->sclass = c->sclass;
             r->role = c->role;
@@ -220,16 +182,12 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
             /* With the remedy: early calls wait zero, the others wait
              * their excess over the minimum of the non-early calls. */
-            uint64_t late_calls = c->count - c->early_count;
             uint64_t m = (global ? gmin : lmin)[k];
             uint64_t wait = 0, plain = 0;
             if (r->pattern != WP_PAT_NONE) {
-                uint64_t sum_late = wp_ticks_duration_ns(c->sum - c->early_sum);
-                if (m != UINT64_MAX && sum_late > late_calls * m)
-                    wait = sum_late - late_calls * m;
-                uint64_t pm = global ? m : pmin[k];
-                if (pm != UINT64_MAX && r->time_ns > c->count * pm)
-                    plain = r->time_ns - c->count * pm;
+                wait = wp_estimate_wait(r->time_ns, c->count, wp_ticks_duration_ns(c->early_sum), c->early_count,
+                                        m);
+                plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, global ? m : pmin[k]);
             }
             r->wait_ns = wait;
             r->plain_wait_ns = plain;

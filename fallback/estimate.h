@@ -17,6 +17,15 @@
 
 #include <mpi.h>
 
+enum wp_pattern { WP_PAT_NONE, WP_PAT_LATE_SENDER, WP_PAT_LATE_RECEIVER, WP_PAT_NXN, WP_PAT_BARRIER,
+                  WP_PAT_LATE_BCAST, WP_PAT_EARLY_REDUCE, WP_PAT_COUNT };
+extern const char *const wp_pattern_names[WP_PAT_COUNT];
+
+/* The pattern of a category (function, size class, role), and whether its
+ * minimum is the global one (collectives) or the process-local one.
+ * Defined in fallback/stats.c with the other pure parts. */
+int wp_pattern_of(int fn, int sclass, int role, int *global);
+
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
                          double threshold);
 

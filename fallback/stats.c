@@ -2,7 +2,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fallback/estimate.h"
 #include "fallback/stats.h"
+#include "state/functions.h"
 #include "state/clock.h"
 
 struct wp_stats *wp_stats_tables[WP_MAX_STATS_TABLES];
@@ -26,6 +28,16 @@ struct wp_stats *wp_stats_create(uint32_t nslots)
     struct wp_stats *st = mem;
     st->nslots = nslots;
     return st;
+}
+
+uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns, uint64_t early_calls,
+                          uint64_t min_ns)
+{
+    if (min_ns == UINT64_MAX || early_calls > calls || early_sum_ns > sum_ns)
+        return 0;
+    uint64_t late_sum = sum_ns - early_sum_ns, late_calls = calls - early_calls;
+    unsigned __int128 floor = (unsigned __int128)late_calls * min_ns;
+    return late_sum > floor ? late_sum - (uint64_t)floor : 0;
 }
 
 void wp_stats_destroy(struct wp_stats *st)
@@ -143,3 +155,40 @@ uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint6
     wp_cat_add(c, ticks, wp_ticks_to_us(ticks), early);
     return early ? ticks : c->min;
 }
+
+/* Messages at least this large are assumed to use a rendezvous protocol, in
+ * which a blocking send waits for its receiver. */
+#define WP_RENDEZVOUS_BYTES 65536
+
+const char *const wp_pattern_names[WP_PAT_COUNT] = {"none", "late_sender", "late_receiver", "wait_nxn",
+                                                   "wait_barrier", "late_broadcast", "early_reduce"};
+int wp_pattern_of(int fn, int sclass, int role, int *global)
+{
+    *global = 0;
+    switch (wp_fn_table[fn].wclass) {
+    case WP_CLASS_RECV:
+    case WP_CLASS_PROBE:
+    case WP_CLASS_SENDRECV:
+    case WP_CLASS_WAIT:
+        return WP_PAT_LATE_SENDER;
+    case WP_CLASS_SEND:
+        if (fn == WP_FN_MPI_Ssend || sclass >= wp_size_class(WP_RENDEZVOUS_BYTES))
+            return WP_PAT_LATE_RECEIVER;
+        return WP_PAT_NONE;
+    case WP_CLASS_NXN:
+        *global = 1;
+        return WP_PAT_NXN;
+    case WP_CLASS_BARRIER:
+        *global = 1;
+        return WP_PAT_BARRIER;
+    case WP_CLASS_ONE2N:
+        *global = 1;
+        return role == WP_ROLE_NONROOT ? WP_PAT_LATE_BCAST : WP_PAT_NONE;
+    case WP_CLASS_N2ONE:
+        *global = 1;
+        return role == WP_ROLE_ROOT ? WP_PAT_EARLY_REDUCE : WP_PAT_NONE;
+    default:
+        return WP_PAT_NONE;
+    }
+}
+

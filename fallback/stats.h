@@ -74,6 +74,13 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early);
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
 
+/* The minimum-duration estimate of one category: calls complete on entry
+ * (early) wait zero; each other call waits its excess over min_ns.  With
+ * early_calls = early_sum_ns = 0 this is seed 000's plain formula,
+ * sum - calls x min.  Never negative; 0 when min_ns is unknown (UINT64_MAX). */
+uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns, uint64_t early_calls,
+                          uint64_t min_ns);
+
 struct wp_stats *wp_stats_create(uint32_t nslots);
 void wp_stats_destroy(struct wp_stats *st);
 

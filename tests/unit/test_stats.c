@@ -1,0 +1,185 @@
+/* Unit tests for the estimator's pure parts: size classes, histogram bins,
+ * per-category statistics and their merge, the wait formula (plain and with
+ * the early-call remedy) and the pattern of each kind of call. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fallback/estimate.h"
+#include "fallback/stats.h"
+#include "state/functions.h"
+
+START_TEST(test_size_class)
+{
+    ck_assert_int_eq(wp_size_class(0), 0);
+    ck_assert_int_eq(wp_size_class(1), 1);
+    ck_assert_int_eq(wp_size_class(2), 2);
+    ck_assert_int_eq(wp_size_class(3), 2);
+    ck_assert_int_eq(wp_size_class(4), 3);
+    ck_assert_int_eq(wp_size_class(8), 4);
+    ck_assert_int_eq(wp_size_class(65535), 16);
+    ck_assert_int_eq(wp_size_class(65536), 17);
+    ck_assert_int_eq(wp_size_class(1ull << 39), 40);
+    ck_assert_int_eq(wp_size_class(1ull << 40), WP_SIZE_CLASSES - 1);
+    ck_assert_int_eq(wp_size_class(UINT64_MAX), WP_SIZE_CLASSES - 1);
+    /* Every power of two starts a new class; the class below ends at it. */
+    for (int k = 1; k < 40; k++) {
+        ck_assert_int_eq(wp_size_class(1ull << k), k + 1);
+        ck_assert_int_eq(wp_size_class((1ull << k) - 1), k);
+    }
+}
+END_TEST
+
+START_TEST(test_hist_bins)
+{
+    /* Ten linear bins per decade of microseconds. */
+    ck_assert_int_eq(wp_hist_bin(0), 0);
+    ck_assert_int_eq(wp_hist_bin(9), 9);
+    ck_assert_int_eq(wp_hist_bin(10), 11);
+    ck_assert_int_eq(wp_hist_bin(19), 11);
+    ck_assert_int_eq(wp_hist_bin(20), 12);
+    ck_assert_int_eq(wp_hist_bin(99), 19);
+    ck_assert_int_eq(wp_hist_bin(100), 21);
+    ck_assert_int_eq(wp_hist_bin(999), 29);
+    ck_assert_int_eq(wp_hist_bin(1000), 31);
+    ck_assert_int_eq(wp_hist_bin(UINT64_MAX), WP_HIST_BINS - 1);
+    /* Each bin's lower bound falls in the bin, and bins are ordered. */
+    for (int b = 0; b < WP_HIST_BINS - 1; b++) {
+        if (b >= 10 && b % 10 == 0)
+            continue; /* x0 bins of a decade hold nothing (10..19 is bin 11) */
+        uint64_t lo = wp_hist_bin_low(b);
+        ck_assert_msg(wp_hist_bin(lo) == b, "bin %d: low %llu lands in %d", b, (unsigned long long)lo,
+                      wp_hist_bin(lo));
+    }
+    uint64_t prev = 0;
+    for (uint64_t us = 0; us < 200000; us += 7) {
+        int b = wp_hist_bin(us);
+        ck_assert_uint_ge(b, prev);
+        prev = b;
+    }
+}
+END_TEST
+
+START_TEST(test_cat_stats)
+{
+    struct wp_cat c = {.min = UINT64_MAX};
+    uint64_t d[] = {50, 10, 70, 30, 60};
+    for (int i = 0; i < 5; i++)
+        wp_cat_add(&c, d[i], d[i], 0);
+    ck_assert_uint_eq(c.count, 5);
+    ck_assert_uint_eq(c.sum, 220);
+    ck_assert_uint_eq(c.min, 10);
+    ck_assert_uint_eq(c.max, 70);
+    ck_assert_uint_eq(c.max2, 60);
+    ck_assert_uint_eq(c.hist[wp_hist_bin(50)], 1);
+    ck_assert_uint_eq(c.hist[wp_hist_bin(60)] + c.hist[wp_hist_bin(70)], 2);
+    /* An early call counts in the totals but not in the minimum. */
+    wp_cat_add(&c, 2, 2, 1);
+    ck_assert_uint_eq(c.count, 6);
+    ck_assert_uint_eq(c.min, 10);
+    ck_assert_uint_eq(c.early_count, 1);
+    ck_assert_uint_eq(c.early_sum, 2);
+    ck_assert_uint_eq(c.early_min, 2);
+
+    struct wp_cat other = {.min = UINT64_MAX};
+    wp_cat_add(&other, 5, 5, 0);
+    wp_cat_add(&other, 65, 65, 0);
+    wp_cat_add(&other, 1, 1, 1);
+    wp_cat_merge(&c, &other);
+    ck_assert_uint_eq(c.count, 9);
+    ck_assert_uint_eq(c.sum, 220 + 2 + 71);
+    ck_assert_uint_eq(c.min, 5);
+    ck_assert_uint_eq(c.max, 70);
+    ck_assert_uint_eq(c.max2, 65);
+    ck_assert_uint_eq(c.early_count, 2);
+    ck_assert_uint_eq(c.early_min, 1);
+}
+END_TEST
+
+START_TEST(test_stats_table)
+{
+    struct wp_stats *st = wp_stats_create(16);
+    ck_assert_ptr_nonnull(st);
+    struct wp_cat *a = wp_stats_slot(st, 0x1000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY);
+    struct wp_cat *b = wp_stats_slot(st, 0x1000, WP_FN_MPI_Recv, 4, WP_ROLE_ANY);
+    struct wp_cat *c = wp_stats_slot(st, 0x2000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY);
+    struct wp_cat *d = wp_stats_slot(st, 0x1000, WP_FN_MPI_Bcast, 3, WP_ROLE_ROOT);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(a != b && a != c && a != d && b != c && b != d && c != d);
+    ck_assert_ptr_eq(wp_stats_slot(st, 0x1000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY), a);
+    /* At most 3/4 full: 12 categories, then NULL. */
+    int made = 4;
+    for (uintptr_t s = 0x3000; made < 12; s += 0x10, made++)
+        ck_assert_ptr_nonnull(wp_stats_slot(st, s, WP_FN_MPI_Recv, 3, WP_ROLE_ANY));
+    ck_assert_ptr_null(wp_stats_slot(st, 0x9000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY));
+    ck_assert_ptr_eq(wp_stats_slot(st, 0x2000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY), c);
+    wp_stats_destroy(st);
+}
+END_TEST
+
+START_TEST(test_wait_formula)
+{
+    /* Plain (seed 000): sum - n x min. */
+    ck_assert_uint_eq(wp_estimate_wait(1000, 10, 0, 0, 20), 800);
+    ck_assert_uint_eq(wp_estimate_wait(100, 10, 0, 0, 20), 0); /* never negative */
+    ck_assert_uint_eq(wp_estimate_wait(1000, 10, 0, 0, UINT64_MAX), 0);
+    /* Remedy: 4 early calls took 8 in all and wait zero; the 6 others
+     * (992) wait their excess over the late minimum 100. */
+    ck_assert_uint_eq(wp_estimate_wait(1000, 10, 8, 4, 100), 992 - 600);
+    /* The plain method on the same data, with the early calls' minimum 2
+     * as its minimum, estimates more. */
+    ck_assert_uint_gt(wp_estimate_wait(1000, 10, 0, 0, 2), wp_estimate_wait(1000, 10, 8, 4, 100));
+    /* All calls early: no wait at all. */
+    ck_assert_uint_eq(wp_estimate_wait(50, 5, 50, 5, UINT64_MAX), 0);
+    ck_assert_uint_eq(wp_estimate_wait(50, 5, 50, 5, 3), 0);
+    /* Inconsistent input is refused rather than wrapped around. */
+    ck_assert_uint_eq(wp_estimate_wait(50, 5, 60, 5, 3), 0);
+    ck_assert_uint_eq(wp_estimate_wait(50, 5, 10, 6, 3), 0);
+}
+END_TEST
+
+START_TEST(test_patterns)
+{
+    int g;
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Recv, 3, WP_ROLE_ANY, &g), WP_PAT_LATE_SENDER);
+    ck_assert_int_eq(g, 0);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Probe, 0, WP_ROLE_ANY, &g), WP_PAT_LATE_SENDER);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Sendrecv, 3, WP_ROLE_ANY, &g), WP_PAT_LATE_SENDER);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Waitall, 0, WP_ROLE_ANY, &g), WP_PAT_LATE_SENDER);
+    ck_assert_int_eq(g, 0);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Ssend, 3, WP_ROLE_ANY, &g), WP_PAT_LATE_RECEIVER);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Send, wp_size_class(65536), WP_ROLE_ANY, &g), WP_PAT_LATE_RECEIVER);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Send, wp_size_class(65535), WP_ROLE_ANY, &g), WP_PAT_NONE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Allreduce, 3, WP_ROLE_ANY, &g), WP_PAT_NXN);
+    ck_assert_int_eq(g, 1);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Alltoallv, 0, WP_ROLE_ANY, &g), WP_PAT_NXN);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Barrier, 0, WP_ROLE_ANY, &g), WP_PAT_BARRIER);
+    ck_assert_int_eq(g, 1);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Bcast, 3, WP_ROLE_NONROOT, &g), WP_PAT_LATE_BCAST);
+    ck_assert_int_eq(g, 1);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Bcast, 3, WP_ROLE_ROOT, &g), WP_PAT_NONE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Scatterv, 3, WP_ROLE_NONROOT, &g), WP_PAT_LATE_BCAST);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Reduce, 3, WP_ROLE_ROOT, &g), WP_PAT_EARLY_REDUCE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Gather, 3, WP_ROLE_NONROOT, &g), WP_PAT_NONE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Isend, 3, WP_ROLE_ANY, &g), WP_PAT_NONE);
+    ck_assert_str_eq(wp_pattern_names[WP_PAT_EARLY_REDUCE], "early_reduce");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("stats");
+    TCase *tc = tcase_create("estimator");
+    tcase_add_test(tc, test_size_class);
+    tcase_add_test(tc, test_hist_bins);
+    tcase_add_test(tc, test_cat_stats);
+    tcase_add_test(tc, test_stats_table);
+    tcase_add_test(tc, test_wait_formula);
+    tcase_add_test(tc, test_patterns);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
