@@ -99,3 +99,93 @@ wp_check_late_sender() {
         "$(wp_calc "$want * 0.9")" "$(wp_calc "$want * 1.15 + 2")"
     wp_check_samples_follow_hz "$out"
 }
+
+# wp_waits_sum FILE FUNCTION PATTERN — the wait_ns of the rows of a
+# rank.R.waits file whose function and pattern columns match, summed and
+# printed in seconds.  Columns are found by their names in the header (line
+# 2), so a column added later does not shift the ones read here.  Fails
+# (status 2) unless line 1 is "# waitprof-waits 1" and line 2 names the
+# columns, and (status 3) when no row matches: a category that was called
+# must have a row.
+wp_waits_sum() {
+    awk -F '\t' -v fn="$2" -v pat="$3" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["function"] || !col["pattern"] || !col["wait_ns"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat { sum += $col["wait_ns"]; rows++ }
+        END { if (bad || NR < 2) exit 2
+              if (!rows) exit 3
+              printf "%.6f\n", sum / 1e9 }' "$1"
+}
+
+# wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state
+# estimate against the truth its program printed: every rank 0..NP-1 wrote
+# DIR/rank.R.waits whose first line is "# waitprof-waits 1"; STDOUT holds
+# NTRUTH lines "truth rank=R pattern=P function=F wait=S"; and for each, the
+# wait_ns summed over rank R's rows of function F and pattern P is within 10%
+# of S or 5 ms, whichever is larger (5 ms: where the truth is near 0, the
+# estimate still counts each call's time in excess of the fastest call);
+# WP_WAITS_REL and WP_WAITS_ABS (seconds) change the 0.10 and 0.005.
+# A missing file, format or row always fails; with "soft", estimates outside
+# the tolerance are noted and make the function return 1 instead.
+wp_check_waits() {
+    _wn=$1 _wd=$2 _wt=$3 _wbad=0
+    _wr=0
+    while [ "$_wr" -lt "$_wn" ]; do
+        [ -f "$_wd/rank.$_wr.waits" ] || wp_fail "no $_wd/rank.$_wr.waits"
+        _wl=$(head -n 1 "$_wd/rank.$_wr.waits")
+        [ "$_wl" = "# waitprof-waits 1" ] ||
+            wp_fail "rank.$_wr.waits: first line is '$_wl', not '# waitprof-waits 1'"
+        _wr=$((_wr + 1))
+    done
+    grep '^truth rank=' "$_wt" >"$_wt.truth"
+    [ "$(wc -l <"$_wt.truth")" -eq "$4" ] || { cat "$_wt" >&2; wp_fail "expected $4 truth lines from the program"; }
+    while read -r _ _wr _wp _wf _ww; do
+        _wr=${_wr#rank=} _wp=${_wp#pattern=} _wf=${_wf#function=} _ww=${_ww#wait=}
+        _wg=$(wp_waits_sum "$_wd/rank.$_wr.waits" "$_wf" "$_wp") ||
+            { cat "$_wd/rank.$_wr.waits" >&2; wp_fail "rank.$_wr.waits: no $_wf row with pattern $_wp, or not the waits format"; }
+        _wtol=$(awk -v t="$_ww" -v r="${WP_WAITS_REL:-0.10}" -v a="${WP_WAITS_ABS:-0.005}" \
+            'BEGIN { d = t * r; if (d < a) d = a; printf "%.6f", d }')
+        _wlo=$(awk -v t="$_ww" -v d="$_wtol" 'BEGIN { printf "%.6f", t - d }')
+        _whi=$(awk -v t="$_ww" -v d="$_wtol" 'BEGIN { printf "%.6f", t + d }')
+        _wlabel="rank $_wr $_wf $_wp estimate, s (truth $_ww)"
+        if wp_ge "$_wg" "$_wlo" && wp_ge "$_whi" "$_wg"; then
+            wp_check_between "$_wlabel" "$_wg" "$_wlo" "$_whi"
+            continue
+        fi
+        # The evidence: the per-iteration truth and the rank's rows.
+        grep "^detail rank=$_wr " "$_wt" >&2
+        cat "$_wd/rank.$_wr.waits" >&2
+        [ "${5:-}" = soft ] || wp_check_between "$_wlabel" "$_wg" "$_wlo" "$_whi"
+        wp_note "$_wlabel = $_wg, OUTSIDE $_wlo .. $_whi"
+        _wbad=1
+    done <"$_wt.truth"
+    return "$_wbad"
+}
+
+# wp_check_waits_run NP NTRUTH PROGRAM ARGS... — run PROGRAM under waitprof
+# and wp_check_waits it.  The truth does not count the time a call spends
+# after the last partner arrived, the estimate does: on a loaded or
+# oversubscribed machine a rank descheduled there can push an estimate out
+# of the tolerance.  Such noise seldom strikes twice, a wrong estimator
+# always does, so an estimate outside the tolerance gets WP_WAITS_TRIES
+# (default 2) runs in all; a crash or a missing/malformed file fails at once.
+wp_check_waits_run() {
+    _wnp=$1 _wnt=$2 _wtry=1
+    shift 2
+    while :; do
+        WP_WAITS_N=$((${WP_WAITS_N:-0} + 1))
+        _wout=$WP_TMP/waits-$WP_WAITS_N
+        wp_profile "$_wnp" "$_wout" "$@" >"$_wout.stdout" 2>"$_wout.stderr" ||
+            { _wrc=$?; cat "$_wout.stderr" >&2; wp_fail "$* exited with $_wrc"; }
+        if [ "$_wtry" -lt "${WP_WAITS_TRIES:-2}" ]; then
+            wp_check_waits "$_wnp" "$_wout" "$_wout.stdout" "$_wnt" soft && return 0
+            wp_note "attempt $_wtry of ${WP_WAITS_TRIES:-2} of '$*' is outside the tolerance: running it again"
+        else
+            wp_check_waits "$_wnp" "$_wout" "$_wout.stdout" "$_wnt"
+            return 0
+        fi
+        _wtry=$((_wtry + 1))
+    done
+}
