@@ -72,6 +72,22 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
         fprintf(f, "(no call site above the threshold)\n");
 }
 
+/* The same figures for scripts: every call site, no threshold. */
+static void wp_write_tsv(FILE *f, const struct wp_agg *agg, size_t n, int size, double run_total)
+{
+    fprintf(f, "# waitprof-waitstates 1\n");
+    fprintf(f, "site\tfunction\tpattern\tcalls\ttime_s\twait_s\twait_ratio\twait_min_s\twait_min_rank"
+               "\twait_avg_s\twait_max_s\twait_max_rank\n");
+    for (size_t i = 0; i < n; i++) {
+        double wait = agg[i].wait_ns * 1e-9;
+        int all = agg[i].nranks == size;
+        fprintf(f, "%s\t%s\t%s\t%llu\t%.9f\t%.9f\t%.6f\t%.9f\t%d\t%.9f\t%.9f\t%d\n", agg[i].site,
+                wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
+                agg[i].time_ns * 1e-9, wait, run_total > 0 ? wait / run_total : 0, all ? agg[i].wmin : 0,
+                all ? agg[i].rmin : -1, wait / size, agg[i].wmax, agg[i].rmax);
+    }
+}
+
 static int wp_agg_cmp(const void *a, const void *b)
 {
     const struct wp_agg *x = a, *y = b;
@@ -314,6 +330,14 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         char path[4200], tmp[4300];
         snprintf(path, sizeof path, "%s/waitstates.txt", dir);
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        char tsv[4200];
+        snprintf(tsv, sizeof tsv, "%s/waitstates.tsv", dir);
+        FILE *t = agg ? fopen(tsv, "w") : NULL;
+        if (t) {
+            wp_write_tsv(t, agg, nagg, size, run_total);
+            if (fclose(t) != 0)
+                wp_log("waitprof: cannot write %s (%s)", tsv, strerror(errno));
+        }
         FILE *f = fopen(tmp, "w");
         if (f && agg) {
             wp_write_table(f, agg, nagg, size, run_total, threshold);

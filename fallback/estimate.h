@@ -9,7 +9,8 @@
  * It writes rank.R.waits (TSV, "# waitprof-waits 1") on every rank that has
  * a directory, and at rank 0 waitstates.txt: the call sites whose wait is at
  * least threshold of the run's time summed over ranks, with min/avg/max over
- * ranks.  Patterns: late_sender, late_receiver, wait_nxn, wait_barrier,
+ * ranks, and waitstates.tsv: the same figures for every call site, for
+ * scripts ("# waitprof-waitstates 1").  Patterns: late_sender, late_receiver, wait_nxn, wait_barrier,
  * late_broadcast, early_reduce, none.
  */
 #ifndef WP_FALLBACK_ESTIMATE_H

@@ -24,3 +24,7 @@ wp_check_waits_run "$np" "$np" "$prog" allreduce
 wp_check_waits_run "$np" "$np" "$prog" barrier
 wp_check_waits_run "$np" $((np - 1)) "$prog" bcast
 wp_check_waits_run "$np" 1 "$prog" reduce
+# Rank 0's aggregate for scripts: versioned, one line per call site.
+last=$WP_TMP/waits-$WP_WAITS_N
+[ "$(head -n 1 "$last/waitstates.tsv")" = "# waitprof-waitstates 1" ] || wp_fail "waitstates.tsv: bad first line"
+grep -q "	MPI_Reduce	early_reduce	" "$last/waitstates.tsv" || wp_fail "waitstates.tsv has no early_reduce row"
