@@ -1,5 +1,6 @@
 /* fallback/estimate.c — see fallback/estimate.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,12 @@
 #include "state/functions.h"
 
 #define WP_ROLES 3
+
+/* "No minimum" in the arrays that are reduced across ranks.  Not UINT64_MAX:
+ * MPICH 4.0.2's MPI_MIN on MPI_UINT64_T compares as signed, so UINT64_MAX
+ * (-1) would win over every real minimum (measured here).  INT64_MAX is the
+ * largest value under either reading. */
+#define WP_NO_MIN ((uint64_t)INT64_MAX)
 #define WP_MIN_INDEX(fn, s, r) (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(s)) * WP_ROLES + (size_t)(r))
 #define WP_MIN_COUNT ((size_t)WP_FN_COUNT * WP_SIZE_CLASSES * WP_ROLES)
 
@@ -133,16 +140,16 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         /* 2. Minima in nanoseconds (ranks on different nodes may count
          *    different ticks). */
         for (size_t i = 0; i < WP_MIN_COUNT; i++)
-            lmin[i] = pmin[i] = UINT64_MAX;
+            lmin[i] = pmin[i] = WP_NO_MIN;
         for (uint32_t i = 0; i < all->nslots; i++) {
             const struct wp_cat *c = &all->cats[i];
             if (c->site == 0)
                 continue;
             size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
-            uint64_t m = c->min == UINT64_MAX ? UINT64_MAX : wp_ticks_duration_ns(c->min);
+            uint64_t m = c->min == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(c->min);
             if (m < lmin[k])
                 lmin[k] = m;
-            uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : UINT64_MAX;
+            uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : WP_NO_MIN;
             uint64_t p = m < e ? m : e;
             if (p < pmin[k])
                 pmin[k] = p;
@@ -163,7 +170,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         dummy = calloc(WP_MIN_COUNT, sizeof *dummy);
         if (dummy)
             for (size_t i = 0; i < WP_MIN_COUNT; i++)
-                dummy[i] = UINT64_MAX;
+                dummy[i] = WP_NO_MIN;
         sendmin = dummy;
     }
     uint64_t *recvmin = gmin ? gmin : dummy;
@@ -199,11 +206,14 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             /* With the remedy: early calls wait zero, the others wait
              * their excess over the minimum of the non-early calls. */
             uint64_t m = (global ? gmin : lmin)[k];
+            uint64_t pm = global ? m : pmin[k];
+            m = m >= WP_NO_MIN ? UINT64_MAX : m; /* wp_estimate_wait's "unknown" */
+            pm = pm >= WP_NO_MIN ? UINT64_MAX : pm;
             uint64_t wait = 0, plain = 0;
             if (r->pattern != WP_PAT_NONE) {
                 wait = wp_estimate_wait(r->time_ns, c->count, wp_ticks_duration_ns(c->early_sum), c->early_count,
                                         m);
-                plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, global ? m : pmin[k]);
+                plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, pm);
             }
             r->wait_ns = wait;
             r->plain_wait_ns = plain;
