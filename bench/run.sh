@@ -1,0 +1,368 @@
+#!/bin/sh
+# bench/run.sh — measure what waitprof costs, with and without it in the same
+# invocation, and print markdown tables of medians and ratios.
+#
+#   bench/run.sh BUILD_DIR [rounds]        (rounds: default 5)
+#
+# BUILD_DIR is a configured and built waitprof build directory; its
+# tests/env.sh says which MPI (MPICC, MPIEXEC, MPI_FLAVOR) and which
+# libwaitprof.so (WP_LIB) to use.  The bench programs are compiled here with
+# that MPICC into BUILD_DIR/bench-out/bin; raw results go to
+# BUILD_DIR/bench-out/results.<time>/ (raw.tsv, table.md, the run outputs).
+#
+# Configurations:
+#   none    the program alone
+#   hz1     under waitprof with WAITPROF_HZ=1: waitprof has no "off" switch;
+#           at 1 Hz the sampler fires about once a second, so this isolates
+#           the cost of the wrappers
+#   hz100   under waitprof at the default 100 Hz
+#   hz1000  under waitprof at 1000 Hz
+# Every round runs every benchmark in every configuration, the configurations
+# of a benchmark back to back in an order rotated each round, so that a slow
+# spell on a shared machine hits all configurations alike and no
+# configuration always runs first.  The ratios are medians over rounds of
+# per-round ratios (configuration / none of the same round).
+#
+# Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
+# BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000);
+# BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
+# skips the instruction counts and the cold-cache probe.
+set -eu
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: bench/run.sh BUILD_DIR [rounds]" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+ROUNDS=${2:-5}
+case $ROUNDS in
+'' | *[!0-9]* | 0) echo "bench/run.sh: rounds must be a positive integer" >&2; exit 2 ;;
+esac
+[ -r "$BUILD/tests/env.sh" ] || { echo "bench/run.sh: $BUILD/tests/env.sh not found (not a configured build dir?)" >&2; exit 2; }
+. "$BUILD/tests/env.sh"
+[ -r "$WP_LIB" ] || { echo "bench/run.sh: $WP_LIB not found; run make in $BUILD first" >&2; exit 2; }
+SRC=$(cd "$(dirname "$0")" && pwd)
+
+CALLS=${BENCH_IPROBE_CALLS:-1000000}
+TRIPS=${BENCH_PP_TRIPS:-5000}
+PP_REPEATS=${BENCH_PP_REPEATS:-181}
+ONLY=${BENCH_ONLY:-wrapper_cost pingpong workload}
+ITERS=${BENCH_WORK_ITERS:-7000}
+CONFIGS="none hz1 hz100 hz1000"
+
+OUT="$BUILD/bench-out"
+BIN="$OUT/bin"
+RES="$OUT/results.$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$BIN" "$RES"
+RAW="$RES/raw.tsv"
+printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
+
+for p in wrapper_cost pingpong workload; do
+    $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c"
+done
+
+# The launcher flags: Open MPI refuses root without --allow-run-as-root, and
+# --oversubscribe lets 2 ranks start on a 2-core machine whatever it counts
+# as slots.  Nothing else is changed from each MPI's defaults.
+mpirun_np() {
+    np=$1; shift
+    case $MPI_FLAVOR in
+    openmpi)
+        root=
+        [ "$(id -u)" = 0 ] && root=--allow-run-as-root
+        timeout -k 10 600 "$MPIEXEC" $root --oversubscribe -np "$np" "$@" ;;
+    *)
+        timeout -k 10 600 "$MPIEXEC" -n "$np" "$@" ;;
+    esac
+}
+
+now_ns() { date +%s%N; }
+
+# field KEY < line — the value of KEY=value in a program's output line.
+field() { tr ' \t' '\n\n' | sed -n "s/^$1=//p" | head -n 1; }
+
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$RAW"; }
+
+# run ROUND BENCH CONFIG NP PROGRAM ARGS... — one run; its output is kept in
+# $RES/BENCH.CONFIG.ROUND.out, the waitprof output in ...wp/.
+run() {
+    r=$1 b=$2 c=$3 np=$4 rc=0; shift 4
+    log="$RES/$b.$c.$r.out"
+    wpdir="$RES/$b.$c.$r.wp"
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    t0=$(now_ns)
+    case $c in
+    none) mpirun_np "$np" "$@" >"$log" 2>&1 || rc=$? ;;
+    hz*)
+        WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#hz} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
+            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$? ;;
+    esac
+    t1=$(now_ns)
+    if [ "$rc" != 0 ]; then
+        echo "bench/run.sh: $b ($c, round $r) failed with status $rc; output in $log:" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    record "$r" "$b" "$c" load1 "$load"
+    record "$r" "$b" "$c" wall_s "$(echo "$t0 $t1" | awk '{printf "%.4f", ($2 - $1) / 1e9}')"
+    case $c in
+    hz*)
+        # A profiled run that wrote no meta file was not profiled: stop
+        # rather than report the program's own speed as waitprof's.
+        [ -r "$wpdir/rank.0.meta" ] || { echo "bench/run.sh: $b ($c) wrote no $wpdir/rank.0.meta; was libwaitprof preloaded?" >&2; cat "$log" >&2; exit 1; }
+        # Handler cost over all ranks: total ns / calls is the mean; the
+        # per-rank histogram medians are combined by taking the largest; the
+        # share is handler time over the ranks' profiled time (duration_ns,
+        # MPI_Init to MPI_Finalize; one sampled thread per rank here).
+        cat "$wpdir"/rank.*.meta | awk -F= -v r="$r" -v b="$b" -v c="$c" '
+            $1 == "handler_ns_total" { ns += $2 }
+            $1 == "handler_calls" { calls += $2 }
+            $1 == "samples" { samples += $2 }
+            $1 == "duration_ns" { dur += $2 }
+            $1 == "handler_ns_median" && $2 > med { med = $2 }
+            END {
+                printf "%s\t%s\t%s\tsamples\t%d\n", r, b, c, samples
+                printf "%s\t%s\t%s\thandler_calls\t%d\n", r, b, c, calls
+                if (calls > 0) printf "%s\t%s\t%s\thandler_mean_ns\t%.0f\n", r, b, c, ns / calls
+                if (calls > 0) printf "%s\t%s\t%s\thandler_median_ns\t%d\n", r, b, c, med
+                if (dur > 0) printf "%s\t%s\t%s\thandler_share_pct\t%.4f\n", r, b, c, 100 * ns / dur
+            }' >>"$RAW"
+        # The profile is not needed for the figures; keep the meta files only.
+        find "$wpdir" -type f ! -name '*.meta' -delete ;;
+    esac
+    line=$(grep "^$b " "$log" | head -n 1) || true
+    [ -n "$line" ] || { echo "bench/run.sh: $b ($c) printed no result; output in $log" >&2; cat "$log" >&2; exit 1; }
+    case $b in
+    wrapper_cost)
+        for k in ns_per_call pmpi_ns_per_call added_ns; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done
+        for k in clock_gettime_ns rdtsc_ns; do
+            record "$r" "$b" "$c" $k "$(grep '^wrapper_cost clock' "$log" | field $k)"
+        done ;;
+    pingpong)
+        for k in lat_us lat_pmpi_us lat_ratio lat_added_ns bw_MBps bw_pmpi_MBps bw_ratio; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done ;;
+    workload)
+        record "$r" "$b" "$c" seconds "$(echo "$line" | field seconds)"
+        record "$r" "$b" "$c" residual "$(echo "$line" | field residual)" ;;
+    esac
+}
+
+# order ROUND — the configurations, rotated left by ROUND - 1.
+order() {
+    rot=$(( ($1 - 1) % $(echo $CONFIGS | wc -w) ))
+    echo $CONFIGS | awk -v k="$rot" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }'
+}
+
+{
+    echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); uptime:$(uptime)"
+    echo "mpi: $MPI_FLAVOR ($MPIEXEC); library: $WP_LIB"
+    # Which waitprof was measured: the checkout's commit, and whether files
+    # outside bench/ and doc/ differed from it (the build may include them).
+    if command -v git >/dev/null 2>&1 && git -C "$WP_SRCDIR" rev-parse HEAD >/dev/null 2>&1; then
+        dirty=$(git -C "$WP_SRCDIR" status --porcelain -- . ':!bench' ':!doc' 2>/dev/null | wc -l)
+        echo "source: $(git -C "$WP_SRCDIR" rev-parse --short HEAD), $dirty files changed or untracked outside bench/ and doc/"
+    fi
+    echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores; kernel $(uname -r)"
+} | tee "$RES/env.txt" >&2
+
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    echo "round $r/$ROUNDS: $(order $r)(load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    for b in $ONLY; do
+        for c in $(order "$r"); do
+            case $b in
+            wrapper_cost) run "$r" $b "$c" 1 "$BIN/wrapper_cost" "$CALLS" 9 ;;
+            pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
+            workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
+            *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
+            esac
+        done
+    done
+    r=$((r + 1))
+done
+
+# Instructions per MPI_Iprobe under callgrind: one singleton run each, without
+# waitprof and with it preloaded (1 Hz: at most a few handler runs during the
+# counted loop).  Only wc_loop and its callees are counted (see
+# wrapper_cost.c).  These are instructions, not time: an rdtsc is one, and
+# valgrind hides the vDSO, so a clock_gettime is a system call of a few.
+IR_NONE='' IR_WP='' IR_HANDLER='' IR_SEND='' IR_RECV=''
+if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+    for c in none hz1; do
+        cg="$RES/callgrind.$c"
+        pre=
+        [ $c = hz1 ] && pre=$WP_LIB
+        env ${pre:+LD_PRELOAD=$pre} WAITPROF_HZ=1 WAITPROF_QUIET=1 WAITPROF_OUT="$RES/callgrind.$c.wp" \
+            valgrind --tool=callgrind --callgrind-out-file="$cg.out" --collect-atstart=no \
+            --toggle-collect=wc_loop "$BIN/wrapper_cost" 100000 1 >"$cg.log" 2>&1 || {
+            echo "bench/run.sh: callgrind run ($c) failed; see $cg.log" >&2; exit 1; }
+        ir=$(sed -n 's/^summary: //p' "$cg.out" | head -n 1)
+        calls=$(grep '^wrapper_cost ns' "$cg.log" | field total_calls)
+        ipc=$(echo "$ir $calls" | awk '{printf "%.1f", $1 / $2}')
+        record 0 callgrind "$c" instr_per_call "$ipc"
+        [ $c = none ] && IR_NONE=$ipc || IR_WP=$ipc
+    done
+    # Instructions per SIGPROF handler run: a short singleton workload at
+    # 1000 Hz, everything counted; the inclusive cost of wp_on_sigprof
+    # (callgrind_annotate lists its inlined parts under their own file names,
+    # hence the sum) over the handler_calls in the meta file.
+    cg="$RES/callgrind.handler"
+    env LD_PRELOAD="$WP_LIB" WAITPROF_HZ=1000 WAITPROF_QUIET=1 WAITPROF_OUT="$cg.wp" \
+        valgrind --tool=callgrind --callgrind-out-file="$cg.out" "$BIN/workload" 300 >"$cg.log" 2>&1 || {
+        echo "bench/run.sh: callgrind handler run failed; see $cg.log" >&2; exit 1; }
+    hir=$(callgrind_annotate --inclusive=yes --threshold=100 "$cg.out" 2>/dev/null |
+        awk 'NF >= 2 && ($NF ~ /:wp_on_sigprof$/ || $(NF - 1) ~ /:wp_on_sigprof$/) { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+    hcalls=$(sed -n 's/^handler_calls=//p' "$cg.wp/rank.0.meta")
+    if [ "${hcalls:-0}" -gt 0 ] && [ "$hir" -gt 0 ]; then
+        IR_HANDLER=$(echo "$hir $hcalls" | awk '{printf "%.0f", $1 / $2}')
+        record 0 callgrind hz1000 instr_per_handler "$IR_HANDLER"
+    fi
+    # Instructions a wrapper adds to MPI_Send and MPI_Recv: a short ping-pong
+    # with both ranks under callgrind (through the launcher, so the preload
+    # reaches the program inside valgrind).  For each, the wrapper's
+    # inclusive cost minus that of the PMPI call it makes, per call, from
+    # the call tree of one rank.  Time spent polling inside PMPI_Recv varies
+    # from run to run, but it is on both sides of the subtraction.
+    cg="$RES/callgrind.pingpong"
+    WAITPROF_LIB=$WP_LIB WAITPROF_HZ=1 WAITPROF_QUIET=1 WAITPROF_OUT="$cg.wp" \
+        mpirun_np 2 "$WP_LAUNCHER" valgrind --tool=callgrind --callgrind-out-file="$cg.%p.out" \
+        "$BIN/pingpong" 2000 3 1 1 >"$cg.log" 2>&1 || {
+        echo "bench/run.sh: callgrind ping-pong run failed; see $cg.log" >&2; exit 1; }
+    for cgf in "$cg".*.out; do break; done
+    for f in MPI_Send MPI_Recv; do
+        v=$(callgrind_annotate --inclusive=yes --tree=calling --threshold=100 "$cgf" 2>/dev/null |
+            awk -v f="$f" '
+                $0 ~ "\\* +\\?\\?\\?:" f " \\[" { gsub(",", "", $1); incl = $1; inside = 1; next }
+                inside && NF == 0 { inside = 0 }
+                inside && $0 ~ ":P" f " \\(" { gsub(",", "", $1); sub_ = $1; n = $0; sub(/.*\(/, "", n); sub(/x\).*/, "", n); gsub(",", "", n) }
+                END { if (n > 0) printf "%.0f", (incl - sub_) / n }')
+        [ -n "$v" ] && record 0 callgrind hz1 "added_instr_$f" "$v"
+        case $f in MPI_Send) IR_SEND=$v ;; MPI_Recv) IR_RECV=$v ;; esac
+    done
+fi
+
+# The same short piece of code every 0.1, 1 and 10 ms, without MPI or
+# waitprof (see cold_cache.c): how much of the handler's time per sample is
+# this machine's cold caches rather than the handler's own work.
+COLD=''
+if [ "${BENCH_CALLGRIND:-1}" != 0 ] && ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "$BIN/cold_cache" "$SRC/cold_cache.c" -lunwind >"$RES/cold_cache.log" 2>&1; then
+    "$BIN/cold_cache" 300 >"$RES/cold_cache.out" 2>>"$RES/cold_cache.log" &&
+        COLD=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                      printf "%s%s ms: %s ns", (NR > 1 ? "; " : ""), f["period_us"] / 1000, f["median_ns"] }' "$RES/cold_cache.out")
+fi
+
+echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); uptime:$(uptime)" | tee -a "$RES/env.txt" >&2
+
+# --- tables -------------------------------------------------------------------
+
+# values BENCH CONFIG METRIC — one value per round.
+values() { awk -F'\t' -v b="$1" -v c="$2" -v m="$3" 'NR > 1 && $2 == b && $3 == c && $4 == m { print $5 }' "$RAW"; }
+
+# median — of the numbers on stdin (mean of the middle two for an even count).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# pratio BENCH CONFIG METRIC — median over rounds of CONFIG / none of the same round.
+pratio() {
+    awk -F'\t' -v b="$1" -v c="$2" -v m="$3" '
+        NR > 1 && $2 == b && $4 == m && $3 == "none" { base[$1] = $5 }
+        NR > 1 && $2 == b && $4 == m && $3 == c { val[$1] = $5 }
+        END { for (r in val) if ((r in base) && base[r] > 0) print val[r] / base[r] }' "$RAW" | median
+}
+
+# pdiff BENCH CONFIG METRIC — median over rounds of CONFIG - none of the same round.
+pdiff() {
+    awk -F'\t' -v b="$1" -v c="$2" -v m="$3" '
+        NR > 1 && $2 == b && $4 == m && $3 == "none" { base[$1] = $5 }
+        NR > 1 && $2 == b && $4 == m && $3 == c { val[$1] = $5 }
+        END { for (r in val) if (r in base) print val[r] - base[r] }' "$RAW" | median
+}
+
+fmt() { awk -v f="$1" -v x="$2" 'BEGIN { if (x == "-") print "-"; else printf f, x }'; }
+med() { values "$1" "$2" "$3" | median; }
+
+{
+    echo "### $MPI_FLAVOR — $ROUNDS rounds, medians over rounds"
+    echo
+    echo "Load (1-min average, includes the benchmark's own 1-2 ranks) during the runs: $(awk -F'\t' 'NR > 1 && $4 == "load1" { print $5 }' "$RAW" | sort -g | awk '{ v[NR] = $1 } END { printf "min %s, median %s, max %s", v[1], v[int((NR + 1) / 2)], v[NR] }')."
+    echo
+    echo "Per MPI call (MPI_Iprobe, $CALLS calls x 9 repeats, 1 rank); 'vs none' is the median over rounds of this run minus the 'none' run of the same round, 'in-run' the median of MPI_Iprobe minus PMPI_Iprobe timed alternately in the same process:"
+    echo
+    echo "| configuration | MPI_Iprobe ns/call | added vs none, ns | PMPI_Iprobe ns/call (same run) | added in-run, ns |"
+    echo "|---|---|---|---|---|"
+    for c in $CONFIGS; do
+        add=-
+        [ "$c" = none ] || add=$(fmt '%+.1f' "$(pdiff wrapper_cost "$c" ns_per_call)")
+        printf '| %s | %s | %s | %s | %s |\n' "$c" "$(fmt '%.1f' "$(med wrapper_cost "$c" ns_per_call)")" "$add" \
+            "$(fmt '%.1f' "$(med wrapper_cost "$c" pmpi_ns_per_call)")" "$(fmt '%+.1f' "$(med wrapper_cost "$c" added_ns)")"
+    done
+    echo
+    echo "A clock read alone, same loop (median of the 'none' runs): clock_gettime(CLOCK_MONOTONIC) $(fmt '%.1f' "$(med wrapper_cost none clock_gettime_ns)") ns, rdtsc $(fmt '%.1f' "$(med wrapper_cost none rdtsc_ns)") ns."
+    if [ -n "$IR_NONE" ]; then
+        echo "Instructions per MPI_Iprobe (callgrind, singleton): $IR_NONE without waitprof, $IR_WP with it (+$(echo "$IR_WP $IR_NONE" | awk '{printf "%.1f", $1 - $2}')); instructions, not time: an rdtsc counts as one, and valgrind hides the vDSO, so a clock_gettime counts as a system call of a few."
+    fi
+    echo
+    echo "Ping-pong, 2 ranks ($TRIPS round trips x $PP_REPEATS repeats; 1 MiB: 50 round trips x 15); 'vs none' is the median over rounds of the per-round ratio to the 'none' run, 'in-run' the median over repeats of MPI_Send/Recv over PMPI_Send/Recv timed alternately in the same process:"
+    echo
+    echo "| configuration | 8 B one-way latency µs | ratio vs none | PMPI latency µs (same run) | ratio in-run | added in-run, ns | 1 MiB bandwidth MB/s | ratio vs none | ratio in-run |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for c in $CONFIGS; do
+        lr=- br=-
+        if [ "$c" != none ]; then
+            lr=$(fmt '%.3f' "$(pratio pingpong "$c" lat_us)")
+            br=$(fmt '%.3f' "$(pratio pingpong "$c" bw_MBps)")
+        fi
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" \
+            "$(fmt '%.3f' "$(med pingpong "$c" lat_us)")" "$lr" \
+            "$(fmt '%.3f' "$(med pingpong "$c" lat_pmpi_us)")" "$(fmt '%.3f' "$(med pingpong "$c" lat_ratio)")" \
+            "$(fmt '%+.1f' "$(med pingpong "$c" lat_added_ns)")" \
+            "$(fmt '%.0f' "$(med pingpong "$c" bw_MBps)")" "$br" "$(fmt '%.3f' "$(med pingpong "$c" bw_ratio)")"
+    done
+    if [ -n "$IR_SEND$IR_RECV" ]; then
+        echo
+        echo "Instructions the wrapper adds per call (callgrind, 2 ranks, wrapper inclusive minus its PMPI call): MPI_Send ${IR_SEND:--}, MPI_Recv ${IR_RECV:--}."
+    fi
+    echo
+    echo "Workload, 2 ranks ($ITERS Jacobi sweeps + halo exchange + allreduce); seconds inside the program (after MPI_Init to before MPI_Finalize, slowest rank) and wall seconds of the whole mpiexec; ratios are medians of per-round ratios to 'none':"
+    echo
+    echo "| configuration | workload s | ratio vs none | wall s (mpiexec) | ratio vs none |"
+    echo "|---|---|---|---|---|"
+    for c in $CONFIGS; do
+        wr=- er=-
+        if [ "$c" != none ]; then
+            wr=$(fmt '%.4f' "$(pratio workload "$c" seconds)")
+            er=$(fmt '%.4f' "$(pratio workload "$c" wall_s)")
+        fi
+        printf '| %s | %s | %s | %s | %s |\n' "$c" "$(fmt '%.3f' "$(med workload "$c" seconds)")" "$wr" \
+            "$(fmt '%.3f' "$(med workload "$c" wall_s)")" "$er"
+    done
+    echo
+    echo "Handler cost per sample, from rank.R.meta (mean = handler_ns_total / handler_calls over all ranks; median = the larger rank's handler_ns_median, a power-of-two bin [2^b, 2^(b+1)) reported as 2^b·√2), medians over the rounds that had samples:"
+    echo
+    echo "| benchmark | configuration | samples per run | handler calls per run | handler mean ns | handler median ns | handler time / run time |"
+    echo "|---|---|---|---|---|---|---|"
+    for b in wrapper_cost pingpong workload; do
+        for c in $CONFIGS; do
+            [ "$c" = none ] && continue
+            printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$b" "$c" \
+                "$(fmt '%.0f' "$(med $b "$c" samples)")" "$(fmt '%.0f' "$(med $b "$c" handler_calls)")" \
+                "$(fmt '%.0f' "$(med $b "$c" handler_mean_ns)")" "$(fmt '%.0f' "$(med $b "$c" handler_median_ns)")" \
+                "$(fmt '%.3f%%' "$(med $b "$c" handler_share_pct)")"
+        done
+    done
+    if [ -n "$IR_HANDLER" ]; then
+        echo
+        echo "Instructions per SIGPROF handler run (callgrind, singleton workload at 1000 Hz): $IR_HANDLER."
+    fi
+    if [ -n "$COLD" ]; then
+        echo
+        echo "The same short piece of code (bench/cold_cache.c: unw_backtrace of 13 frames + 64 scattered reads) run once per period from a spinning thread, no MPI, no waitprof, median time per run: $COLD."
+    fi
+    echo
+    echo "Workload residuals (must be one value): $(awk -F'\t' 'NR > 1 && $4 == "residual" { print $5 }' "$RAW" | sort -u | tr '\n' ' ')"
+} | tee "$RES/table.md"
+echo "raw results: $RAW" >&2
