@@ -17,6 +17,19 @@
 
 __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 
+/* The datatype-size cache of state/wrap.h.  MPI_DATATYPE_NULL never reaches
+ * it (only successful calls are recorded), so it is a safe "empty". */
+__thread MPI_Datatype wp_tc_type __attribute__((tls_model("initial-exec"))) = MPI_DATATYPE_NULL;
+__thread int wp_tc_size __attribute__((tls_model("initial-exec")));
+__thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
+unsigned wp_type_gen;
+
+void wp_hook_type_free(int rc)
+{
+    (void)rc;
+    __atomic_fetch_add(&wp_type_gen, 1, __ATOMIC_RELAXED);
+}
+
 struct wp_slot wp_slots[WP_MAX_THREADS];
 volatile int wp_nslots;
 

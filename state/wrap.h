@@ -61,14 +61,32 @@ static inline void wp_leave(wp_thread_t *t)
  * never inlined into the program, so this is the program's own code. */
 #define WP_CALL_SITE ((uintptr_t)__builtin_return_address(0))
 
+/* The size of the datatype last asked about on this thread.  A handle may
+ * be reused for another type after MPI_Type_free, so the entry also holds
+ * the generation of freed types (bumped by the MPI_Type_free wrapper) and is
+ * trusted only while no type was freed since. */
+extern __thread MPI_Datatype wp_tc_type __attribute__((tls_model("initial-exec")));
+extern __thread int wp_tc_size __attribute__((tls_model("initial-exec")));
+extern __thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
+extern unsigned wp_type_gen;
+
 /* Bytes of count elements of a datatype; only called after a successful
  * call, so the datatype is valid and PMPI_Type_size cannot raise an error. */
 static inline uint64_t wp_bytes(long long count, MPI_Datatype dt)
 {
-    int sz = 0;
-    if (count <= 0 || PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz <= 0)
+    if (count <= 0)
         return 0;
-    return (uint64_t)count * (uint64_t)sz;
+    unsigned gen = __atomic_load_n(&wp_type_gen, __ATOMIC_RELAXED);
+    int sz = wp_tc_size;
+    if (dt != wp_tc_type || gen != wp_tc_gen || sz <= 0) {
+        sz = 0;
+        if (PMPI_Type_size(dt, &sz) != MPI_SUCCESS)
+            sz = 0;
+        wp_tc_type = dt;
+        wp_tc_size = sz;
+        wp_tc_gen = gen;
+    }
+    return sz > 0 ? (uint64_t)count * (uint64_t)sz : 0;
 }
 
 static inline uint64_t wp_fbytes(const void *count, const void *dt)

@@ -10,7 +10,7 @@
 # attempt is run again up to WP_WAITS_TRIES (default 2) times in all, as in
 # wp_check_waits_run.
 attempt() (
-    out=$WP_TMP/out
+    out=$WP_TMP/out-$try
     WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_stall" 0.1 10 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
         { rc=$?; cat "$WP_TMP/stderr" >&2; wp_fail "ws_stall exited with $rc"; }
     truth=$(sed -n 's/^truth rank=0 stall_share=\([0-9.]*\) .*/\1/p' "$WP_TMP/stdout")

@@ -10,7 +10,7 @@
 # attempt is run again up to WP_WAITS_TRIES (default 2) times in all, as in
 # wp_check_waits_run.
 attempt() (
-    out=$WP_TMP/out
+    out=$WP_TMP/out-$try
     wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_waitall" 0.08 8 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
         { rc=$?; cat "$WP_TMP/stderr" >&2; wp_fail "ws_waitall exited with $rc"; }
     wp_check_waits 2 "$out" "$WP_TMP/stdout" 1
