@@ -26,7 +26,8 @@
 # Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
 # BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000);
 # BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
-# skips the instruction counts and the cold-cache probe.
+# skips the instruction counts and the two machine probes (cold_cache.c,
+# signal_cost.c).
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -165,6 +166,12 @@ order() {
         dirty=$(git -C "$WP_SRCDIR" status --porcelain -- . ':!bench' ':!doc' 2>/dev/null | wc -l)
         echo "source: $(git -C "$WP_SRCDIR" rev-parse --short HEAD), $dirty files changed or untracked outside bench/ and doc/"
     fi
+    # The checkout may have moved on since the library was built: list the
+    # library sources newer than it (they are not in what is measured).
+    stale=$(find "$WP_SRCDIR" \( -name .git -o -name build -o -name bench -o -name tests \) -prune -o \
+        -newer "$WP_LIB" \( -name '*.c' -o -name '*.h' -o -name '*.tbl' -o -name '*.py' \) -print 2>/dev/null |
+        sed "s|^$WP_SRCDIR/||" | tr '\n' ' ')
+    echo "library built: $(date -u -r "$WP_LIB" '+%Y-%m-%d %H:%M:%S UTC'); sources changed since: ${stale:-none}"
     echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores; kernel $(uname -r)"
 } | tee "$RES/env.txt" >&2
 
@@ -252,6 +259,16 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "
     "$BIN/cold_cache" 300 >"$RES/cold_cache.out" 2>>"$RES/cold_cache.log" &&
         COLD=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
                       printf "%s%s ms: %s ns", (NR > 1 ? "; " : ""), f["period_us"] / 1000, f["median_ns"] }' "$RES/cold_cache.out")
+fi
+
+# What one timer signal costs a computing thread, with an empty handler (see
+# signal_cost.c): the part of a sample's cost that the handler's own clock
+# (handler_ns_total) cannot see.
+SIGCOST=''
+if [ "${BENCH_CALLGRIND:-1}" != 0 ] && ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "$BIN/signal_cost" "$SRC/signal_cost.c" >"$RES/signal_cost.log" 2>&1; then
+    "$BIN/signal_cost" 9 >"$RES/signal_cost.out" 2>>"$RES/signal_cost.log" &&
+        SIGCOST=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                         if (f["hz"] > 0) printf "%s%s Hz: %s µs (%s signals)", (n++ ? "; " : ""), f["hz"], f["us_per_signal"], f["signals"] }' "$RES/signal_cost.out")
 fi
 
 echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); uptime:$(uptime)" | tee -a "$RES/env.txt" >&2
@@ -361,6 +378,10 @@ med() { values "$1" "$2" "$3" | median; }
     if [ -n "$COLD" ]; then
         echo
         echo "The same short piece of code (bench/cold_cache.c: unw_backtrace of 13 frames + 64 scattered reads) run once per period from a spinning thread, no MPI, no waitprof, median time per run: $COLD."
+    fi
+    if [ -n "$SIGCOST" ]; then
+        echo
+        echo "Cost of one timer signal to a computing thread, empty handler, no MPI, no waitprof (bench/signal_cost.c; time with the timer minus time without, per signal; median of 9): $SIGCOST."
     fi
     echo
     echo "Workload residuals (must be one value): $(awk -F'\t' 'NR > 1 && $4 == "residual" { print $5 }' "$RAW" | sort -u | tr '\n' ' ')"
