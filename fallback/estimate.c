@@ -117,12 +117,16 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             overflow += wp_stats_tables[t]->overflow;
         }
     struct wp_stats *all = wp_stats_create(slots);
-    uint64_t *lmin = malloc(WP_MIN_COUNT * sizeof *lmin);
-    uint64_t *gmin = malloc(WP_MIN_COUNT * sizeof *gmin);
+    /* The minima per (function, size class, role): fixed arrays, so that no
+     * allocation failure can make a rank skip the reduction below and leave
+     * the others waiting in it.  Finalize runs once, on one thread. */
+    static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT];
     /* The plain method's minimum, over all calls; completion calls (the only
      * ones with early calls) are point-to-point, so a local array suffices. */
-    uint64_t *pmin = malloc(WP_MIN_COUNT * sizeof *pmin);
-    int ok = all && lmin && gmin && pmin;
+    static uint64_t pmin[WP_MIN_COUNT];
+    for (size_t i = 0; i < WP_MIN_COUNT; i++)
+        lmin[i] = pmin[i] = WP_NO_MIN;
+    int ok = all != NULL;
     if (ok) {
         for (int t = 0; t < ntables; t++) {
             struct wp_stats *st = wp_stats_tables[t];
@@ -139,8 +143,6 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         }
         /* 2. Minima in nanoseconds (ranks on different nodes may count
          *    different ticks). */
-        for (size_t i = 0; i < WP_MIN_COUNT; i++)
-            lmin[i] = pmin[i] = WP_NO_MIN;
         for (uint32_t i = 0; i < all->nslots; i++) {
             const struct wp_cat *c = &all->cats[i];
             if (c->site == 0)
@@ -156,27 +158,9 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         }
     } else {
         wp_log_always("waitprof: rank %d: no memory for the wait-state estimate; its figures are left out", rank);
-        if (lmin == NULL || gmin == NULL || pmin == NULL) {
-            free(lmin);
-            free(gmin);
-            free(pmin);
-            lmin = gmin = pmin = NULL;
-        }
     }
-    /* Every rank takes part in the reductions, even without data. */
-    uint64_t *sendmin = lmin;
-    uint64_t *dummy = NULL;
-    if (!ok) {
-        dummy = calloc(WP_MIN_COUNT, sizeof *dummy);
-        if (dummy)
-            for (size_t i = 0; i < WP_MIN_COUNT; i++)
-                dummy[i] = WP_NO_MIN;
-        sendmin = dummy;
-    }
-    uint64_t *recvmin = gmin ? gmin : dummy;
-    if (sendmin && recvmin)
-        PMPI_Allreduce(sendmin == recvmin ? MPI_IN_PLACE : sendmin, recvmin, (int)WP_MIN_COUNT, MPI_UINT64_T,
-                       MPI_MIN, comm);
+    /* Every rank takes part, with "no minimum" everywhere if it has no data. */
+    PMPI_Allreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm);
     double run_total = 0;
     PMPI_Allreduce(&run_seconds, &run_total, 1, MPI_DOUBLE, MPI_SUM, comm);
 
@@ -367,10 +351,6 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     free(counts);
     free(displs);
     free(rows);
-    free(lmin);
-    free(gmin);
-    free(pmin);
-    free(dummy);
     wp_stats_destroy(all);
     return ok ? 0 : -1;
 }

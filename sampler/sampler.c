@@ -74,11 +74,6 @@ int wp_sampler_running(void)
     return __atomic_load_n(&wp_running, __ATOMIC_ACQUIRE);
 }
 
-struct wp_slot *wp_sampler_self_slot(void)
-{
-    return wp_self.slot;
-}
-
 void wp_dl_begin(void)
 {
     __atomic_fetch_add(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);

@@ -44,7 +44,4 @@ void wp_dl_end(void);
 /* Address range of the generated wrappers: a frame in it is an MPI call. */
 int wp_is_wrapper_ip(uintptr_t ip);
 
-/* Set when the calling thread is a registered, sampled thread. */
-struct wp_slot *wp_sampler_self_slot(void);
-
 #endif
