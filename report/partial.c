@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mpit/requests.h"
+#include "mpit/source.h"
 #include "runtime/run.h"
 #include "report/partial.h"
 #include "sampler/sampler.h"
@@ -167,6 +169,8 @@ void wp_totals_collect(struct wp_totals *t)
         t->unwind_fail += s->unwind_fail;
         t->truncated += s->truncated;
         t->slow_unwinds += s->slow_unwinds;
+        t->by_source += s->by_source;
+        t->by_estimate += s->by_estimate;
         t->handler_calls += s->handler_calls;
         t->handler_ns += s->handler_ns;
         for (int b = 0; b < WP_HANDLER_BINS; b++)
@@ -189,7 +193,8 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "size", (uint64_t)wp_run.size);
     wp_ks(&o, "host", wp_run.host);
     wp_ks(&o, "mpi", wp_run.mpi_version);
-    wp_ks(&o, "source", "wrappers");
+    /* The stall source is chosen at MPI_Init and never changes (mpit/). */
+    wp_ks(&o, "source", wp_src->name);
     wp_kv(&o, "hz", (uint64_t)wp_run.cfg.hz);
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
     wp_kv(&o, "start_ns", wp_run.start_ns);
@@ -202,6 +207,9 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "unwind_failures", t.unwind_fail);
     wp_kv(&o, "truncated", t.truncated);
     wp_kv(&o, "slow_unwinds", t.slow_unwinds);
+    wp_kv(&o, "samples_by_source", t.by_source);
+    wp_kv(&o, "samples_by_estimate", t.by_estimate);
+    wp_kv(&o, "untracked_requests", wp_req_untracked);
     wp_kv(&o, "handler_calls", t.handler_calls);
     wp_kv(&o, "handler_ns_total", t.handler_ns);
     wp_kv(&o, "handler_ns_median", t.handler_median_ns);

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 struct wp_totals {
-    uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, slow_unwinds;
+    uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, slow_unwinds, by_source, by_estimate;
     uint64_t handler_calls, handler_ns, handler_median_ns;
     int threads;
 };

@@ -26,6 +26,8 @@ struct wp_config {
     double threshold;    /* WAITPROF_THRESHOLD: percent of the run's time below
                           * which wait-state call sites are not listed; 0..100,
                           * default 0.5 */
+    int source;          /* WAITPROF_SOURCE: auto (-1, default), wrappers (0),
+                          * mpit (1), peruse (2); see mpit/source.h */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
 };
 

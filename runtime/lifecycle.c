@@ -33,6 +33,7 @@
 #include "runtime/log.h"
 #include "runtime/run.h"
 #include "fallback/estimate.h"
+#include "mpit/source.h"
 #include "report/partial.h"
 #include "report/profile.h"
 #include "sampler/sampler.h"
@@ -281,6 +282,10 @@ void wp_hook_init(int rc)
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
     wp_clock_calibrate();
+    /* The stall source is chosen before the first sample, so every sample
+     * is classified by it, and before the run's clock starts, since probing
+     * (MPI_T's variable list, a self-test) takes time no sample covers. */
+    wp_source_select(wp_run.cfg.source, wp_report);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;
@@ -315,13 +320,15 @@ void wp_hook_finalize(void)
     if (wp_run.rank == 0 && !wp_run.cfg.quiet) {
         if (wp_run.have_dir)
             wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-                   "%llu unwind failures; profile in %s/ (summary.txt, all.svg, all.folded)",
-                   wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_run.dir);
+                   "%llu unwind failures; stall source %s; profile in %s/ (summary.txt, all.svg, all.folded)",
+                   wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir);
         else
             wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
                    "(no writable directory)",
                    wp_run.size, sum[0], sum[1], sum[2]);
     }
+    /* Detach the stall source last (MPI_T must be finalized before MPI). */
+    wp_source_stop();
     PMPI_Comm_free(&wp_comm);
 }
 

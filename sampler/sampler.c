@@ -15,6 +15,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "mpit/source.h"
 #include "runtime/log.h"
 #include "report/partial.h"
 #include "sampler/sampler.h"
@@ -149,6 +150,7 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
  * - wp_unwind: libunwind local unwinding (see above), no malloc; the loader
  *   lock case is excluded by wp_dl_busy.
  * - wp_store_add / wp_store_handler_time: own code on preallocated memory.
+ * - wp_src_stalled: reads this thread's TLS and a static counter array.
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -185,9 +187,16 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     if (trunc)
         s->truncated += w;
+    /* A runtime stall source that follows this call says now whether the
+     * thread waits (wp_src_stalled: TLS and static memory only). */
+    int told = state == WAITPROF_STATE_WORK && in_wrapper ? wp_src_stalled() : -1;
+    if (told >= 0) {
+        state = told ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
+        s->by_source += w;
+    }
     /* Inside a call that may wait, Work and Stall are told apart when the
      * call returns (wp_sampler_settle): hold the sample until then. */
-    if (state == WAITPROF_STATE_WORK && in_wrapper && fn > 0 && fn < WP_FN_COUNT && wp_fn_table[fn].waits) {
+    else if (state == WAITPROF_STATE_WORK && in_wrapper && fn > 0 && fn < WP_FN_COUNT && wp_fn_table[fn].waits) {
         struct wp_pending *p = s->pending;
         if (p->n < WP_PENDING_MAX) {
             if (p->n == 0) {

@@ -104,8 +104,10 @@ uint64_t wp_store_handler_median_ns(const struct wp_store *s)
 
 void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold)
 {
-    for (uint32_t i = 0; i < p->n; i++)
+    for (uint32_t i = 0; i < p->n; i++) {
+        s->by_estimate += p->weight[i];
         wp_store_add(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn, p->ips,
                      p->depth, p->weight[i]);
+    }
     p->n = 0;
 }

@@ -43,6 +43,8 @@ struct wp_store {
     uint64_t unwind_fail;    /* stored with no stack: the unwinder failed */
     uint64_t truncated;      /* stack deeper than the frame limit */
     uint64_t slow_unwinds;   /* unwound by the signal-frame cursor, not the fast trace */
+    uint64_t by_source;      /* Work/Stall told by the runtime stall source (mpit/) */
+    uint64_t by_estimate;    /* Work/Stall told by the estimator's rule when the call returned */
     uint64_t handler_calls;
     uint64_t handler_ns;
     uint64_t handler_hist[WP_HANDLER_BINS];

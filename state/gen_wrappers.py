@@ -32,7 +32,7 @@ def read_table(path):
                 sys.exit("%s:%d: unknown wait class %r" % (path, lineno, cls))
             for o in line[2:]:
                 k, _, v = o.partition("=")
-                if k not in ("fargs", "before", "after", "nofortran"):
+                if k not in ("fargs", "before", "after", "nofortran", "via", "newcomm", "freecomm"):
                     sys.exit("%s:%d: unknown directive %r" % (path, lineno, o))
                 opts[k] = v
             rows.append((name, cls, opts))
@@ -138,6 +138,12 @@ def gen_c(name, cname, cls, opts, params):
            "    wp_thread_t *wp_t = wp_enter(WP_FN_%s);" % name]
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
+    # The stall source's hooks (mpit/source.h).  via= applies to the C
+    # signature it was written for, not to MPI-4's large-count variants.
+    real = opts["via"] if "via" in opts and cname == name else "P" + cname
+    if "freecomm" in opts:
+        check_comm_param(cname, decls, 0)
+        out.append("    if (wp_t) wp_src_comm_free(*%s);" % names[0])
     early = "0"
     if cname in REMEDY:
         test, flag = REMEDY[cname]
@@ -146,10 +152,10 @@ def gen_c(name, cname, cls, opts, params):
         out.append("    if (wp_rc == MPI_SUCCESS && (%s))" % flag.format(*names))
         out.append("        wp_early = 1;")
         out.append("    else if (wp_rc == MPI_SUCCESS)")
-        out.append("        wp_rc = P%s(%s);" % (cname, args))
+        out.append("        wp_rc = %s(%s);" % (real, args))
         early = "wp_early"
     else:
-        out.append("    int wp_rc = P%s(%s);" % (cname, args))
+        out.append("    int wp_rc = %s(%s);" % (real, args))
     if cls in RECORDED:
         size, role = record_args(cls, names)
         bytes_expr = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
@@ -159,8 +165,18 @@ def gen_c(name, cname, cls, opts, params):
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
+    if "newcomm" in opts:
+        k = int(opts["newcomm"])
+        check_comm_param(cname, decls, k)
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS) wp_src_comm_new(*%s);" % names[k])
     out += ["    return wp_rc;", "}", ""]
     return "\n".join(out)
+
+
+def check_comm_param(cname, decls, k):
+    """newcomm=/freecomm name a parameter: it must be an MPI_Comm * in mpi.h."""
+    if k >= len(decls) or not re.match(r"^MPI_Comm\s*\*", decls[k]):
+        sys.exit("%s: parameter %d is not an MPI_Comm * (%s)" % (cname, k, decls[k] if k < len(decls) else "none"))
 
 
 def fortran_names(name):
@@ -180,6 +196,8 @@ def gen_f(name, cls, opts, names):
                 "    wp_thread_t *wp_t = wp_enter(WP_FN_%s);" % name]
         if "before" in opts:
             out.append("    if (wp_t) %s();" % opts["before"])
+        if "freecomm" in opts:
+            out.append("    if (wp_t) wp_src_comm_free(PMPI_Comm_f2c(*(MPI_Fint *)a0));")
         out.append("    ((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);"
                    % (nargs, fname, call))
         if cls in RECORDED and "fargs" not in opts:
@@ -194,6 +212,9 @@ def gen_f(name, cls, opts, names):
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
                        % (opts["after"], nargs - 1, nargs - 1))
+        if "newcomm" in opts:
+            out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
+            out.append("        wp_src_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a%d));" % int(opts["newcomm"]))
         out += ["}", ""]
     return "\n".join(out), nargs
 

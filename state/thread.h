@@ -31,6 +31,8 @@ typedef struct wp_thread {
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
     volatile int has_pending;      /* the handler holds samples of the current call */
+    volatile int src_seen;         /* a runtime stall source classifies the current
+                                    * call (mpit/source.h); set by this thread only */
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));

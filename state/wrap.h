@@ -25,6 +25,16 @@
  * threshold ticks from the call's entry (sampler/sampler.c). */
 void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
 
+/* The stall source's side of a call (mpit/source.c), named by the table's
+ * via=, newcomm= and freecomm directives. */
+void wp_src_leave(wp_thread_t *t);
+void wp_src_comm_new(MPI_Comm comm);
+void wp_src_comm_free(MPI_Comm comm);
+int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st);
+int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req);
+int wp_src_wait(MPI_Request *req, MPI_Status *st);
+int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[]);
+
 static inline wp_thread_t *wp_enter(int fn)
 {
     wp_thread_t *t = &wp_self;
@@ -50,6 +60,9 @@ static inline void wp_leave(wp_thread_t *t)
      * call after all) are MPI-Work. */
     if (__builtin_expect(t->has_pending, 0))
         wp_sampler_settle(t, 0);
+    /* Release what the stall source saw this call await. */
+    if (__builtin_expect(t->src_seen, 0))
+        wp_src_leave(t);
     t->fn = 0;
     t->enter_ticks = 0;
     t->depth = 0;

@@ -57,3 +57,13 @@ tests_mpi_ws_waitall_SOURCES = tests/mpi/ws_waitall.c
 tests_mpi_ws_waitall_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_stall_SOURCES = tests/mpi/ws_stall.c
 tests_mpi_ws_stall_CFLAGS = $(WP_TEST_CFLAGS)
+
+# Stall sources (mpit/): Work/Stall from the runtime against injected truth.
+# On the PERUSE build ./quickstart check runs just these (WP_SRC_TESTS).
+WP_SRC_TESTS = tests/mpi/t_src_mpit.sh tests/mpi/t_src_peruse.sh
+TESTS += $(WP_SRC_TESTS)
+EXTRA_DIST += $(WP_SRC_TESTS)
+check_PROGRAMS += tests/mpi/ws_source
+tests_mpi_ws_source_SOURCES = tests/mpi/ws_source.c
+tests_mpi_ws_source_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ws_source_LDADD = -lpthread

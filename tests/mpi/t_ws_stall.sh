@@ -1,5 +1,6 @@
 #!/bin/sh
-# MPI-Stall from samples on an MPI without a runtime hook: rank 0 receives
+# MPI-Stall from samples by the estimator alone (WAITPROF_SOURCE=wrappers, as
+# on an MPI without a runtime hook): rank 0 receives
 # 16 MiB messages, half of them from a late sender (tests/mpi/ws_stall.c).
 # The share of its samples in MPI_Recv that are MPI-Stall must be within 5
 # percentage points of the share of its receive time it spent waiting, as the
@@ -11,7 +12,7 @@
 # wp_check_waits_run.
 attempt() (
     out=$WP_TMP/out-$try
-    WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_stall" 0.1 10 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
+    WAITPROF_SOURCE=wrappers WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_stall" 0.1 10 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
         { rc=$?; cat "$WP_TMP/stderr" >&2; wp_fail "ws_stall exited with $rc"; }
     truth=$(sed -n 's/^truth rank=0 stall_share=\([0-9.]*\) .*/\1/p' "$WP_TMP/stdout")
     [ -n "$truth" ] || wp_fail "no truth line"

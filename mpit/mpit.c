@@ -1,0 +1,350 @@
+/* mpit/mpit.c — the MPI_T stall source: Open MPI ob1's posted-receive queue.
+ *
+ * Open MPI's ob1 publishes the performance variable
+ * pml_ob1_posted_recvq_length, bound to a communicator: one unsigned per
+ * peer, the number of receives from that peer still waiting in the posted
+ * queue (DESIGN.md §2).  A receive from a specific source is therefore
+ * stalled while its peer's count is above zero.  MPI_T_pvar_read takes a
+ * mutex, so it can never be read from the signal handler: instead, a
+ * thread that would block in MPI_Recv, MPI_Wait or MPI_Waitall on such
+ * receives polls (PMPI_Test/PMPI_Testall) and reads the variable between
+ * polls, publishing the answer in its stall counter (mpit/requests.h), which
+ * the handler reads.  Once no awaited receive is in the queue, the rest of
+ * the call is the PMPI blocking call itself (MPI-Work: the transfer).
+ *
+ * The semantic cost, stated in doc/sources.md: receives from MPI_ANY_SOURCE
+ * are not in the per-peer counts, so their waits are left to the estimator;
+ * while a receive is unmatched the thread polls instead of blocking (Open
+ * MPI polls inside MPI_Wait anyway; under MPI_THREAD_MULTIPLE the waiter no
+ * longer sleeps on a condition variable); the count is per peer, not per
+ * request, so two receives from one peer are stalled until both match;
+ * intercommunicators are not classified.  MPI_Recv becomes PMPI_Irecv and a
+ * PMPI_Test loop, which MPI defines to be equivalent.
+ *
+ * MPI-4 MPI_T events: probed (MPI_T_event_get_num) and reported in the
+ * reason line; no MPI here offers a point-to-point matching event (Debian's
+ * MPICH 4.0.2 reports none, Open MPI 4.1 has no event interface), so no
+ * event-driven path exists yet.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpit/requests.h"
+#include "mpit/source.h"
+#include "state/clock.h"
+
+#define WP_PVAR_NAME "pml_ob1_posted_recvq_length"
+/* How often the queue is read while polling.  A sample taken between two
+ * reads sees the older answer, so this bounds the misclassified time per
+ * call; reading more often costs a mutex per read. */
+#define WP_MPIT_READ_NS 20000
+
+static int wp_pvar_index = -1;
+static MPI_T_pvar_session wp_session = MPI_T_PVAR_SESSION_NULL;
+static int wp_mpit_inited;
+
+/* Handles per communicator, created on first use in normal context. */
+#define WP_MPIT_COMMS 256
+static struct {
+    MPI_Comm comm;
+    MPI_T_pvar_handle h;
+    int count;
+} wp_mcomm[WP_MPIT_COMMS];
+static int wp_nmcomm;
+static pthread_mutex_t wp_mcomm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The receives a thread started with MPI_Irecv, for its later waits. */
+#define WP_MPIT_TRACK 64
+static __thread struct {
+    MPI_Request req;
+    MPI_Comm comm;
+    int src;
+} wp_track[WP_MPIT_TRACK];
+static __thread unsigned wp_ntrack;
+static __thread unsigned *wp_buf;
+static __thread int wp_bufcap;
+
+static int wp_handle(MPI_Comm comm, MPI_T_pvar_handle *h, int *count)
+{
+    int found = 0;
+    pthread_mutex_lock(&wp_mcomm_lock);
+    for (int k = 0; k < wp_nmcomm; k++)
+        if (wp_mcomm[k].comm == comm) {
+            *h = wp_mcomm[k].h, *count = wp_mcomm[k].count, found = 1;
+            break;
+        }
+    if (!found && wp_nmcomm < WP_MPIT_COMMS) {
+        int inter = 0;
+        MPI_T_pvar_handle nh;
+        int n = 0;
+        if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+            MPI_T_pvar_handle_alloc(wp_session, wp_pvar_index, &comm, &nh, &n) == MPI_SUCCESS && n > 0) {
+            wp_mcomm[wp_nmcomm].comm = comm;
+            wp_mcomm[wp_nmcomm].h = nh;
+            wp_mcomm[wp_nmcomm].count = n;
+            wp_nmcomm++;
+            *h = nh, *count = n, found = 1;
+        }
+    }
+    pthread_mutex_unlock(&wp_mcomm_lock);
+    return found;
+}
+
+/* Receives from src still waiting in comm's posted queue; -1 if unknown. */
+static long wp_posted(MPI_Comm comm, int src)
+{
+    MPI_T_pvar_handle h;
+    int n;
+    if (!wp_handle(comm, &h, &n) || src < 0 || src >= n)
+        return -1;
+    if (wp_bufcap < n) {
+        unsigned *b = realloc(wp_buf, (size_t)n * sizeof *b);
+        if (b == NULL)
+            return -1;
+        wp_buf = b, wp_bufcap = n;
+    }
+    if (MPI_T_pvar_read(wp_session, h, wp_buf) != MPI_SUCCESS)
+        return -1;
+    return (long)wp_buf[src];
+}
+
+static void wp_set_stall(int me, int stalled)
+{
+    __atomic_store_n(&wp_req_stall[me], stalled, __ATOMIC_RELAXED);
+}
+
+/* Poll until none of the given receives waits for its message.  Returns
+ * with MPI_SUCCESS when the caller should finish with its blocking call,
+ * or with *done set when a test completed everything. */
+static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *comms, const int *srcs, int *done)
+{
+    int me = wp_req_thread_index();
+    *done = 0;
+    if (me < 0)
+        return MPI_SUCCESS;
+    wp_self.src_seen = 1;
+    uint64_t next = 0;
+    for (;;) {
+        int flag = 0, rc;
+        rc = n == 1 ? PMPI_Test(&reqs[0], &flag, sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[0])
+                    : PMPI_Testall(n, reqs, &flag, sts);
+        if (rc != MPI_SUCCESS || flag) {
+            wp_set_stall(me, 0);
+            *done = 1;
+            return rc;
+        }
+        uint64_t now = wp_clock_ns();
+        if (now < next)
+            continue;
+        next = now + WP_MPIT_READ_NS;
+        int stalled = 0, known = 0;
+        for (int i = 0; i < n; i++) {
+            if (srcs[i] < 0 || reqs[i] == MPI_REQUEST_NULL)
+                continue;
+            long p = wp_posted(comms[i], srcs[i]);
+            if (p < 0)
+                continue;
+            known = 1;
+            if (p > 0)
+                stalled = 1;
+        }
+        wp_set_stall(me, stalled);
+        if (!stalled || !known)
+            return MPI_SUCCESS;
+    }
+}
+
+static int wp_mpit_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    if (src < 0) /* MPI_ANY_SOURCE, MPI_PROC_NULL: invisible to the per-peer count */
+        return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+    MPI_Request r;
+    int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r), done = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Status tmp;
+    MPI_Status *sp = st == MPI_STATUS_IGNORE ? &tmp : st;
+    rc = wp_poll(1, &r, sp, &comm, &src, &done);
+    if (done)
+        return rc;
+    return PMPI_Wait(&r, st);
+}
+
+static int wp_mpit_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+    if (rc == MPI_SUCCESS && src >= 0) {
+        unsigned k = wp_ntrack++ % WP_MPIT_TRACK;
+        wp_track[k].req = *req, wp_track[k].comm = comm, wp_track[k].src = src;
+    }
+    return rc;
+}
+
+/* The receive behind a request, if this thread started it with MPI_Irecv. */
+static int wp_lookup(MPI_Request req, MPI_Comm *comm, int *src)
+{
+    for (unsigned i = 0; i < WP_MPIT_TRACK && i < wp_ntrack; i++)
+        if (wp_track[i].req == req && req != MPI_REQUEST_NULL) {
+            *comm = wp_track[i].comm, *src = wp_track[i].src;
+            wp_track[i].req = MPI_REQUEST_NULL; /* the wait consumes it */
+            return 1;
+        }
+    return 0;
+}
+
+static int wp_mpit_wait(MPI_Request *req, MPI_Status *st)
+{
+    MPI_Comm comm;
+    int src, done = 0;
+    if (!wp_lookup(*req, &comm, &src))
+        return PMPI_Wait(req, st);
+    MPI_Status tmp;
+    int rc = wp_poll(1, req, st == MPI_STATUS_IGNORE ? &tmp : st, &comm, &src, &done);
+    if (done)
+        return rc;
+    return PMPI_Wait(req, st);
+}
+
+#define WP_MPIT_WAITALL 64
+
+static int wp_mpit_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    MPI_Comm comms[WP_MPIT_WAITALL];
+    int srcs[WP_MPIT_WAITALL], any = 0, done = 0;
+    if (n > WP_MPIT_WAITALL)
+        return PMPI_Waitall(n, reqs, sts);
+    for (int i = 0; i < n; i++) {
+        srcs[i] = -1;
+        comms[i] = MPI_COMM_NULL;
+        if (wp_lookup(reqs[i], &comms[i], &srcs[i]))
+            any = 1;
+    }
+    if (!any)
+        return PMPI_Waitall(n, reqs, sts);
+    int rc = wp_poll(n, reqs, sts, comms, srcs, &done);
+    if (done)
+        return rc;
+    return PMPI_Waitall(n, reqs, sts);
+}
+
+/* Does the variable work here?  A receive from ourselves on a private
+ * communicator must show as one posted receive, and none after cancel. */
+static int wp_selftest(char *why, size_t cap)
+{
+    MPI_Comm self;
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) {
+        snprintf(why, cap, "MPI_Comm_dup failed");
+        return 0;
+    }
+    int ok = 0, x = 0;
+    MPI_Request r;
+    if (PMPI_Irecv(&x, 1, MPI_INT, 0, 4242, self, &r) == MPI_SUCCESS) {
+        long p = wp_posted(self, 0);
+        ok = p == 1;
+        PMPI_Cancel(&r);
+        PMPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (!ok)
+            snprintf(why, cap, "%s does not count a posted receive (the ob1 PML is not in use?)", WP_PVAR_NAME);
+    }
+    wp_source_mpit.comm_free(self);
+    PMPI_Comm_free(&self);
+    return ok;
+}
+
+static int wp_mpit_probe(char *why, size_t cap)
+{
+    int provided = 0, n = 0;
+    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+        snprintf(why, cap, "MPI_T_init_thread failed");
+        return 0;
+    }
+    wp_mpit_inited = 1;
+    int (*event_num)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "MPI_T_event_get_num");
+    int nev = -1;
+    if (event_num == NULL || event_num(&nev) != MPI_SUCCESS)
+        nev = -1;
+    if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS)
+        n = 0;
+    wp_pvar_index = -1;
+    for (int i = 0; i < n; i++) {
+        char name[256], desc[16];
+        int nl = sizeof name, dl = sizeof desc, verb, cls, bind, ro, cont, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &dt, &en, desc, &dl, &bind, &ro, &cont, &atomic) ==
+                MPI_SUCCESS &&
+            strcmp(name, WP_PVAR_NAME) == 0 && bind == MPI_T_BIND_MPI_COMM && dt == MPI_UNSIGNED && cont) {
+            wp_pvar_index = i;
+            break;
+        }
+    }
+    if (wp_pvar_index < 0) {
+        if (nev >= 0)
+            snprintf(why, cap, "no %s performance variable, and none of the %d MPI_T events is a matching event",
+                     WP_PVAR_NAME, nev);
+        else
+            snprintf(why, cap, "no %s performance variable (an Open MPI with the ob1 PML has it)", WP_PVAR_NAME);
+        goto no;
+    }
+    if (MPI_T_pvar_session_create(&wp_session) != MPI_SUCCESS) {
+        snprintf(why, cap, "MPI_T_pvar_session_create failed");
+        goto no;
+    }
+    if (!wp_selftest(why, cap))
+        goto no;
+    return 1;
+no:
+    wp_source_mpit.stop();
+    return 0;
+}
+
+static int wp_mpit_start(char *why, size_t cap)
+{
+    (void)why, (void)cap;
+    return 0;
+}
+
+static void wp_mpit_comm_free(MPI_Comm comm)
+{
+    pthread_mutex_lock(&wp_mcomm_lock);
+    for (int k = 0; k < wp_nmcomm; k++)
+        if (wp_mcomm[k].comm == comm) {
+            MPI_T_pvar_handle_free(wp_session, &wp_mcomm[k].h);
+            wp_mcomm[k] = wp_mcomm[--wp_nmcomm];
+            break;
+        }
+    pthread_mutex_unlock(&wp_mcomm_lock);
+}
+
+/* Before PMPI_Finalize: Open MPI crashes when MPI_T is finalized after it. */
+static void wp_mpit_stop(void)
+{
+    pthread_mutex_lock(&wp_mcomm_lock);
+    while (wp_nmcomm > 0) {
+        MPI_T_pvar_handle_free(wp_session, &wp_mcomm[wp_nmcomm - 1].h);
+        wp_nmcomm--;
+    }
+    pthread_mutex_unlock(&wp_mcomm_lock);
+    if (wp_session != MPI_T_PVAR_SESSION_NULL)
+        MPI_T_pvar_session_free(&wp_session);
+    if (wp_mpit_inited)
+        MPI_T_finalize();
+    wp_mpit_inited = 0;
+}
+
+const struct wp_source wp_source_mpit = {
+    .name = "mpit",
+    .probe = wp_mpit_probe,
+    .start = wp_mpit_start,
+    .comm_free = wp_mpit_comm_free,
+    .stop = wp_mpit_stop,
+    .recv = wp_mpit_recv,
+    .irecv = wp_mpit_irecv,
+    .wait = wp_mpit_wait,
+    .waitall = wp_mpit_waitall,
+};

@@ -1,0 +1,140 @@
+/* mpit/requests.c — the request table of mpit/requests.h. */
+#include "config.h"
+
+#include "mpit/requests.h"
+
+#define POSTED 1u
+#define AWAITED 2u
+#define OWNER(w) ((int)((w) >> 2) - 1)
+#define WITH_OWNER(k) (((uint32_t)(k) + 1u) << 2)
+#define MAX_PROBE 64
+
+struct wp_req {
+    uintptr_t id;  /* 0 = free; set once by CAS, never cleared */
+    uint32_t word; /* POSTED | AWAITED | WITH_OWNER(thread) */
+};
+
+static struct wp_req wp_reqs[WP_REQ_SLOTS];
+int wp_req_stall[WP_REQ_THREADS];
+unsigned long wp_req_untracked;
+static int wp_req_nthreads;
+__thread int wp_req_me __attribute__((tls_model("initial-exec"))) = -2;
+
+int wp_req_thread_index(void)
+{
+    if (wp_req_me == -2) {
+        int k = __atomic_fetch_add(&wp_req_nthreads, 1, __ATOMIC_RELAXED);
+        wp_req_me = k < WP_REQ_THREADS ? k : -1;
+    }
+    return wp_req_me;
+}
+
+/* Find the slot of id; claim a free one when insert is set. */
+static struct wp_req *wp_req_find(uintptr_t id, int insert)
+{
+    if (id == 0)
+        return 0;
+    uint64_t h = ((uint64_t)id >> 4) * 0x9E3779B97F4A7C15ull;
+    unsigned i = (unsigned)(h >> 40) & (WP_REQ_SLOTS - 1);
+    for (int n = 0; n < MAX_PROBE; n++, i = (i + 1) & (WP_REQ_SLOTS - 1)) {
+        uintptr_t k = __atomic_load_n(&wp_reqs[i].id, __ATOMIC_ACQUIRE);
+        if (k == id)
+            return &wp_reqs[i];
+        if (k != 0)
+            continue;
+        if (!insert)
+            return 0;
+        uintptr_t expect = 0;
+        if (__atomic_compare_exchange_n(&wp_reqs[i].id, &expect, id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+            expect == id)
+            return &wp_reqs[i];
+    }
+    if (insert)
+        __atomic_fetch_add(&wp_req_untracked, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Move the stall counters by the change of the word's contribution: a
+ * request counts for its owner while it is both posted and awaited. */
+static void wp_req_account(uint32_t old, uint32_t new)
+{
+    int was = (old & (POSTED | AWAITED)) == (POSTED | AWAITED) ? OWNER(old) : -1;
+    int is = (new & (POSTED | AWAITED)) == (POSTED | AWAITED) ? OWNER(new) : -1;
+    if (was == is)
+        return;
+    if (was >= 0 && was < WP_REQ_THREADS)
+        __atomic_fetch_sub(&wp_req_stall[was], 1, __ATOMIC_RELAXED);
+    if (is >= 0 && is < WP_REQ_THREADS)
+        __atomic_fetch_add(&wp_req_stall[is], 1, __ATOMIC_RELAXED);
+}
+
+/* One transition of a request's word.  mode: 0 set to `bits` exactly,
+ * 1 or in `bits`, 2 clear `bits`; cond_owner >= 0: only if the request is
+ * awaited by that thread. */
+static void wp_req_update(struct wp_req *r, int mode, uint32_t bits, int cond_owner)
+{
+    uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE), new;
+    do {
+        if (cond_owner >= 0 && (!(old & AWAITED) || OWNER(old) != cond_owner))
+            return;
+        new = mode == 0 ? bits : mode == 1 ? (old | bits) : (old & ~bits);
+        if (!(new & AWAITED))
+            new &= POSTED; /* no waiter, no owner */
+    } while (!__atomic_compare_exchange_n(&r->word, &old, new, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    wp_req_account(old, new);
+}
+
+void wp_req_activate(uintptr_t id, int posted, int awaited_by)
+{
+    struct wp_req *r = wp_req_find(id, 1);
+    if (r == 0)
+        return;
+    uint32_t w = posted ? POSTED : 0;
+    if (awaited_by >= 0)
+        w |= AWAITED | WITH_OWNER(awaited_by);
+    wp_req_update(r, 0, w, -1);
+}
+
+void wp_req_posted(uintptr_t id)
+{
+    struct wp_req *r = wp_req_find(id, 0);
+    if (r)
+        wp_req_update(r, 1, POSTED, -1);
+}
+
+void wp_req_matched(uintptr_t id)
+{
+    struct wp_req *r = wp_req_find(id, 0);
+    if (r)
+        wp_req_update(r, 2, POSTED, -1);
+}
+
+void wp_req_complete(uintptr_t id)
+{
+    struct wp_req *r = wp_req_find(id, 0);
+    if (r)
+        wp_req_update(r, 0, 0, -1);
+}
+
+int wp_req_await(uintptr_t id, int me)
+{
+    if (me < 0)
+        return 0;
+    struct wp_req *r = wp_req_find(id, 0);
+    if (r == 0)
+        return 0;
+    /* Replace the owner and set awaited in one step, keeping "posted". */
+    uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE), new;
+    do
+        new = (old & POSTED) | AWAITED | WITH_OWNER(me);
+    while (!__atomic_compare_exchange_n(&r->word, &old, new, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    wp_req_account(old, new);
+    return 1;
+}
+
+void wp_req_unawait(uintptr_t id, int me)
+{
+    struct wp_req *r = wp_req_find(id, 0);
+    if (r)
+        wp_req_update(r, 2, AWAITED, me);
+}

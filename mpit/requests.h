@@ -1,0 +1,59 @@
+/* mpit/requests.h — which thread waits on which request, for runtime sources.
+ *
+ * Contract:
+ * - A fixed, preallocated, lock-free table maps a request's identity (the
+ *   runtime's unique id; in Open MPI the request pointer, recycled from a
+ *   free list) to one word: "posted" (the request waits for its peer: a
+ *   receive not yet matched, a send whose receiver has not answered) and
+ *   "awaited by thread k" (thread k is inside a call that cannot return
+ *   before this request completes).
+ * - Every thread that ever awaits a request gets a small index and a stall
+ *   counter in a static array: the number of its awaited requests that are
+ *   posted.  A thread inside MPI with a counter above zero is in MPI-Stall.
+ *   Counters live in static memory, never in a thread's stack or TLS, so a
+ *   callback on another thread can update them even while the owner exits.
+ * - All operations are O(1) expected (open addressing, linear probing, no
+ *   deletion: recycled request ids find their old slot), take no lock,
+ *   never allocate and never call MPI, so they may run in PERUSE callbacks
+ *   on any thread, with the runtime's locks held.  Any thread may call any
+ *   of them concurrently: each transition is one compare-and-swap on the
+ *   request's word, and the counter moves by exactly the change of that
+ *   word's contribution (posted and awaited).
+ * - When the table is full, a request is not tracked and wp_req_untracked
+ *   counts it; its waits then count as MPI-Work (reported, never silent).
+ */
+#ifndef WP_MPIT_REQUESTS_H
+#define WP_MPIT_REQUESTS_H
+
+#include <stdint.h>
+
+#define WP_REQ_SLOTS 16384      /* power of two */
+#define WP_REQ_THREADS 1024
+
+/* Stall counters, indexed by thread index (wp_req_thread_index()). */
+extern int wp_req_stall[WP_REQ_THREADS];
+extern unsigned long wp_req_untracked;
+
+/* The calling thread's index: -2 before its first use, -1 when all were
+ * taken.  Initial-exec TLS, so the SIGPROF handler may read it. */
+extern __thread int wp_req_me __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's index, claimed on first use; -1 when all are taken. */
+int wp_req_thread_index(void);
+
+/* A request was (re)started.  posted: it waits for its peer from the start
+ * (sends); awaited_by: the index of the thread that waits on it now (a
+ * blocking call posted it), or -1. */
+void wp_req_activate(uintptr_t id, int posted, int awaited_by);
+/* The request waits for its peer (a receive entered the posted queue). */
+void wp_req_posted(uintptr_t id);
+/* The peer arrived (matched, or the receiver answered): no longer posted. */
+void wp_req_matched(uintptr_t id);
+/* The request completed: forget it. */
+void wp_req_complete(uintptr_t id);
+/* Thread `me` now waits on / no longer waits on the request.  wp_req_await
+ * returns 1 when the request is known (so the source saw the call). */
+int wp_req_await(uintptr_t id, int me);
+void wp_req_unawait(uintptr_t id, int me);
+
+#endif

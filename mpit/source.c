@@ -1,0 +1,143 @@
+/* mpit/source.c — choosing a stall source, and what all sources share. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mpit/requests.h"
+#include "mpit/source.h"
+
+/* The estimator alone: nothing to probe, start or hook. */
+static int wp_wrappers_probe(char *why, size_t cap)
+{
+    (void)why, (void)cap;
+    return 1;
+}
+
+static int wp_wrappers_start(char *why, size_t cap)
+{
+    (void)why, (void)cap;
+    return 0;
+}
+
+const struct wp_source wp_source_wrappers = {
+    .name = "wrappers",
+    .probe = wp_wrappers_probe,
+    .start = wp_wrappers_start,
+};
+
+const struct wp_source *wp_src = &wp_source_wrappers;
+
+const struct wp_source *wp_source_select(int want, void (*report)(const char *line))
+{
+    /* Most exact first: PERUSE sees every matching event of ob1; MPI_T
+     * sees specific-source receives by polling; the estimator sees only
+     * durations. */
+    static const struct wp_source *const order[] = {&wp_source_peruse, &wp_source_mpit, &wp_source_wrappers};
+    const struct wp_source *asked = want == WP_SOURCE_PERUSE ? &wp_source_peruse
+                                    : want == WP_SOURCE_MPIT ? &wp_source_mpit
+                                    : want == WP_SOURCE_WRAPPERS ? &wp_source_wrappers
+                                                                 : NULL;
+    char why[256] = "", line[512];
+    if (asked != NULL) {
+        if (asked->probe(why, sizeof why) && asked->start(why, sizeof why) == 0) {
+            wp_src = asked;
+            return wp_src;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        char why2[256] = "";
+        if (order[i] == asked)
+            continue;
+        if (order[i]->probe(why2, sizeof why2) && order[i]->start(why2, sizeof why2) == 0) {
+            wp_src = order[i];
+            break;
+        }
+    }
+    if (asked != NULL && report != NULL) {
+        snprintf(line, sizeof line, "waitprof: WAITPROF_SOURCE=%s is not available here (%s); using %s instead",
+                 asked->name, why[0] ? why : "it did not start", wp_src->name);
+        report(line);
+    }
+    return wp_src;
+}
+
+void wp_source_stop(void)
+{
+    if (wp_src->stop)
+        wp_src->stop();
+    wp_src = &wp_source_wrappers;
+}
+
+/* --- the calls the generated wrappers make (state/mpi_functions.tbl via=) ---- */
+
+int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    return s->recv ? s->recv(buf, count, dt, src, tag, comm, st) : PMPI_Recv(buf, count, dt, src, tag, comm, st);
+}
+
+int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    const struct wp_source *s = wp_src;
+    return s->irecv ? s->irecv(buf, count, dt, src, tag, comm, req) : PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+}
+
+int wp_src_wait(MPI_Request *req, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    return s->wait ? s->wait(req, st) : PMPI_Wait(req, st);
+}
+
+int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    const struct wp_source *s = wp_src;
+    return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
+}
+
+/* Communicators the program creates or frees (directives newcomm= and
+ * freecomm in the table).  Only the outermost wrapper calls these. */
+void wp_src_comm_new(MPI_Comm comm)
+{
+    if (comm != MPI_COMM_NULL && wp_src->comm_new)
+        wp_src->comm_new(comm);
+}
+
+void wp_src_comm_free(MPI_Comm comm)
+{
+    if (comm != MPI_COMM_NULL && wp_src->comm_free)
+        wp_src->comm_free(comm);
+}
+
+/* --- what the calling thread awaits in its current call ------------------- */
+
+#define WP_HOLD_MAX 64
+
+static __thread uintptr_t wp_held[WP_HOLD_MAX] __attribute__((tls_model("initial-exec")));
+static __thread int wp_nheld __attribute__((tls_model("initial-exec")));
+
+void wp_src_hold(uintptr_t id)
+{
+    wp_self.src_seen = 1;
+    if (wp_nheld < WP_HOLD_MAX)
+        wp_held[wp_nheld++] = id;
+    else
+        __atomic_fetch_add(&wp_req_untracked, 1, __ATOMIC_RELAXED);
+}
+
+void wp_src_leave(wp_thread_t *t)
+{
+    int me = wp_req_thread_index();
+    for (int i = 0; i < wp_nheld; i++)
+        wp_req_unawait(wp_held[i], me);
+    wp_nheld = 0;
+    t->src_seen = 0;
+}
+
+int wp_src_stalled(void)
+{
+    if (!wp_self.src_seen)
+        return -1;
+    int me = wp_req_me;
+    return me >= 0 && __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) > 0;
+}

@@ -1,0 +1,75 @@
+/* mpit/source.h — stall sources: who tells MPI-Work from MPI-Stall.
+ *
+ * Contract for a source (struct wp_source; mpit/template.c is a documented
+ * example to copy):
+ * - probe(why): called once on the thread that initialized MPI, right after
+ *   PMPI_Init returned, in normal context.  Returns 1 when the source can
+ *   classify in this process, else 0 with a short reason in `why` ("this
+ *   Open MPI was built without --enable-peruse").  Must leave nothing
+ *   behind when it says no.
+ * - start(): begin classifying; attach to MPI_COMM_WORLD and MPI_COMM_SELF.
+ *   Returns 0 on success, else -1 with a reason (the next source is tried).
+ * - comm_new(comm) / comm_free(comm): a communicator the program created
+ *   (after it exists) or is about to free (before PMPI_Comm_free).  Normal
+ *   context, any application thread.
+ * - stop(): before PMPI_Finalize; detach everything.
+ * - The optional completion hooks (recv, irecv, wait, waitall) replace the
+ *   PMPI call inside the wrappers when present; they must keep its exact
+ *   MPI semantics.
+ * A source publishes what it knows through mpit/requests.h: the calling
+ * thread is marked as seen by the source (wp_src_seen) and its stall
+ * counter says whether it waits.  The SIGPROF handler then classifies the
+ * sample at once by that counter; samples in calls the source did not see
+ * are classified by the estimator's rule when the call returns.
+ *
+ * Selection: WAITPROF_SOURCE=auto|peruse|mpit|wrappers; auto takes the most
+ * exact source that probes and starts (peruse, then mpit, then wrappers).
+ * A source asked for by name that is unavailable gets one line saying why
+ * and which source is used instead.  "wrappers" (the estimator alone) is
+ * always available.
+ */
+#ifndef WP_MPIT_SOURCE_H
+#define WP_MPIT_SOURCE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state/thread.h"
+
+struct wp_source {
+    const char *name;
+    int (*probe)(char *why, size_t cap);
+    int (*start)(char *why, size_t cap);
+    void (*comm_new)(MPI_Comm comm);
+    void (*comm_free)(MPI_Comm comm);
+    void (*stop)(void);
+    int (*recv)(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st);
+    int (*irecv)(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req);
+    int (*wait)(MPI_Request *req, MPI_Status *st);
+    int (*waitall)(int n, MPI_Request *reqs, MPI_Status *sts);
+};
+
+enum { WP_SOURCE_AUTO = -1, WP_SOURCE_WRAPPERS = 0, WP_SOURCE_MPIT = 1, WP_SOURCE_PERUSE = 2 };
+
+/* The source in use; wp_source_wrappers until wp_source_select() ran. */
+extern const struct wp_source *wp_src;
+extern const struct wp_source wp_source_wrappers, wp_source_mpit, wp_source_peruse;
+
+/* Choose and start a source (WAITPROF_SOURCE value `want`), after PMPI_Init.
+ * Messages go through report(); returns the source chosen. */
+const struct wp_source *wp_source_select(int want, void (*report)(const char *line));
+void wp_source_stop(void);
+
+/* Remember that the calling thread awaits request id during the current
+ * call (it is released when the call returns) and mark the call seen. */
+void wp_src_hold(uintptr_t id);
+/* End of a call the source saw: release what it awaited. */
+void wp_src_leave(wp_thread_t *t);
+/* Did the source classify this thread's current call, and is it waiting?
+ * Async-signal-safe: two TLS loads and one load from a static array. */
+int wp_src_stalled(void);
+
+/* Samples classified by a runtime source (sampler/store.h counts them). */
+
+#endif

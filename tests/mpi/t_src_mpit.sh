@@ -1,0 +1,33 @@
+#!/bin/sh
+# The MPI_T stall source (mpit/mpit.c).  On Open MPI (ob1): late-sender
+# receives from a specific source — small eager and 16 MiB rendezvous
+# messages, MPI_Irecv + MPI_Waitall with staggered senders, and 4 threads
+# under MPI_THREAD_MULTIPLE — give a sampled MPI-Stall share within 5
+# percentage points of the injected share (tests/mpi/ws_source.c), and the
+# transfers of large messages land in MPI-Work.  On an MPI without the
+# variable (MPICH), asking for it gives one line naming the reason and the
+# source used instead, and the run is classified by the wrappers.
+. "$(dirname "$0")/../lib.sh"
+if [ "$MPI_FLAVOR" = openmpi ]; then
+    wp_check_source mpit eager 2 0.05 ';measured;MPI_Recv$'
+    wp_check_source mpit rndv 2 0.05 ';measured;MPI_Recv$' work
+    wp_check_source mpit waitall 4 0.05 ';measured_waitall;MPI_Waitall$'
+    wp_check_source mpit threads 2 0.05 ';measured;MPI_Recv$'
+    # auto takes the most exact source there is: MPI_T here, unless this
+    # Open MPI has PERUSE.
+    out=$WP_TMP/auto
+    WAITPROF_HZ=10 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 >/dev/null 2>"$WP_TMP/auto.err" ||
+        wp_fail "auto run failed"
+    want=mpit
+    [ "$WP_HAVE_PERUSE" = 1 ] && want=peruse
+    [ "$(wp_meta "$out/rank.0.meta" source)" = "$want" ] || wp_fail "auto chose $(wp_meta "$out/rank.0.meta" source), not $want"
+    wp_note "auto chose $want"
+else
+    out=$WP_TMP/fallback
+    WAITPROF_SOURCE=mpit WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 \
+        >/dev/null 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the run failed"; }
+    n=$(grep -c 'WAITPROF_SOURCE=mpit is not available here (.*); using wrappers instead' "$WP_TMP/err")
+    [ "$n" = 1 ] || { cat "$WP_TMP/err" >&2; wp_fail "expected one line about the unavailable source, got $n"; }
+    [ "$(wp_meta "$out/rank.0.meta" source)" = wrappers ] || wp_fail "meta does not say wrappers"
+    wp_note "$(grep 'WAITPROF_SOURCE' "$WP_TMP/err")"
+fi

@@ -1,0 +1,31 @@
+#!/bin/sh
+# The PERUSE stall source (mpit/peruse.c), on an Open MPI built with
+# --enable-peruse (tests/peruse-openmpi builds one; ./quickstart check runs
+# this test against it): a late sender with a small eager and a 16 MiB
+# rendezvous message, a late receiver of a 16 MiB message (copy protocol,
+# btl_vader_single_copy_mechanism none as wp_mpirun sets), a message already
+# there at posting, MPI_ANY_SOURCE, MPI_Irecv + MPI_Waitall with staggered
+# senders and 4 threads under MPI_THREAD_MULTIPLE: the sampled MPI-Stall
+# share within 3 percentage points of the injected share
+# (tests/mpi/ws_source.c), transfers of large messages in MPI-Work.
+# Elsewhere, asking for PERUSE gives one line naming the reason and the
+# source used instead.
+. "$(dirname "$0")/../lib.sh"
+if [ "$WP_HAVE_PERUSE" = 1 ]; then
+    wp_check_source peruse eager 2 0.03 ';measured;MPI_Recv$'
+    wp_check_source peruse rndv 2 0.03 ';measured;MPI_Recv$' work
+    wp_check_source peruse lrecv 2 0.03 ';measured;MPI_Send$' work
+    wp_check_source peruse there 2 0.03 ';measured;MPI_Recv$' work
+    wp_check_source peruse any 2 0.03 ';measured;MPI_Recv$'
+    wp_check_source peruse waitall 4 0.03 ';measured_waitall;MPI_Waitall$'
+    wp_check_source peruse threads 2 0.03 ';measured;MPI_Recv$'
+else
+    out=$WP_TMP/fallback
+    WAITPROF_SOURCE=peruse WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 \
+        >/dev/null 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the run failed"; }
+    n=$(grep -c 'WAITPROF_SOURCE=peruse is not available here (.*); using .* instead' "$WP_TMP/err")
+    [ "$n" = 1 ] || { cat "$WP_TMP/err" >&2; wp_fail "expected one line about the unavailable source, got $n"; }
+    src=$(wp_meta "$out/rank.0.meta" source)
+    case $src in mpit|wrappers) ;; *) wp_fail "meta names source '$src'" ;; esac
+    wp_note "$(grep 'WAITPROF_SOURCE' "$WP_TMP/err")"
+fi
