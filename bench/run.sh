@@ -17,6 +17,10 @@
 #           the cost of the wrappers
 #   hz100   under waitprof at the default 100 Hz
 #   hz1000  under waitprof at 1000 Hz
+#   src-S   under waitprof at 100 Hz with WAITPROF_SOURCE=S (wrappers, mpit,
+#           peruse): the cost of each stall source; the meta file must name
+#           S, or the run stops (a source that fell back measures nothing)
+# BENCH_CONFIGS="none src-wrappers src-mpit" picks the configurations.
 # Every round runs every benchmark in every configuration, the configurations
 # of a benchmark back to back in an order rotated each round, so that a slow
 # spell on a shared machine hits all configurations alike and no
@@ -49,7 +53,7 @@ TRIPS=${BENCH_PP_TRIPS:-5000}
 PP_REPEATS=${BENCH_PP_REPEATS:-181}
 ONLY=${BENCH_ONLY:-wrapper_cost pingpong workload}
 ITERS=${BENCH_WORK_ITERS:-7000}
-CONFIGS="none hz1 hz100 hz1000"
+CONFIGS=${BENCH_CONFIGS:-none hz1 hz100 hz1000}
 
 OUT="$BUILD/bench-out"
 BIN="$OUT/bin"
@@ -97,6 +101,11 @@ run() {
     hz*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#hz} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$? ;;
+    src-*)
+        WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_SOURCE=${c#src-} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
+            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+        got=$(sed -n 's/^source=//p' "$wpdir/rank.0.meta" 2>/dev/null)
+        [ "$got" = "${c#src-}" ] || { echo "bench/run.sh: $b ($c) ran with source '$got'" >&2; cat "$log" >&2; exit 1; } ;;
     esac
     t1=$(now_ns)
     if [ "$rc" != 0 ]; then
@@ -107,7 +116,7 @@ run() {
     record "$r" "$b" "$c" load1 "$load"
     record "$r" "$b" "$c" wall_s "$(echo "$t0 $t1" | awk '{printf "%.4f", ($2 - $1) / 1e9}')"
     case $c in
-    hz*)
+    hz* | src-*)
         # A profiled run that wrote no meta file was not profiled: stop
         # rather than report the program's own speed as waitprof's.
         [ -r "$wpdir/rank.0.meta" ] || { echo "bench/run.sh: $b ($c) wrote no $wpdir/rank.0.meta; was libwaitprof preloaded?" >&2; cat "$log" >&2; exit 1; }

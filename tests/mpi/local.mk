@@ -67,3 +67,6 @@ check_PROGRAMS += tests/mpi/ws_source
 tests_mpi_ws_source_SOURCES = tests/mpi/ws_source.c
 tests_mpi_ws_source_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_source_LDADD = -lpthread
+print-src-tests:
+	@echo $(WP_SRC_TESTS)
+.PHONY: print-src-tests
