@@ -51,7 +51,7 @@ run() { # run MODE NP SOURCE ROUND
 echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load:$(cut -d' ' -f1-3 /proc/loadavg); mpi: $MPI_FLAVOR; sources: $SOURCES" | tee "$OUT/env.txt" >&2
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-    for m in eager rndv lrecv there any waitall threads; do
+    for m in eager rndv lrecv there any waitall threads comms; do
         np=2
         [ $m = waitall ] && np=4
         for s in $SOURCES; do

@@ -213,7 +213,7 @@ wp_check_source() {
             { cat "$_so.stderr" >&2; wp_fail "$_sm: meta names source '$(wp_meta "$_so/rank.0.meta" source)', not $_ss"; }
         _sstall=$(wp_folded sum "$_so/rank.0.folded" --state MPI-Stall --path "$_sp")
         _swk=$(wp_folded sum "$_so/rank.0.folded" --state MPI-Work --path "$_sp")
-        [ "$((_sstall + _swk))" -gt 200 ] || wp_fail "$_sm: only $((_sstall + _swk)) samples under $_sp"
+        [ "$((_sstall + _swk))" -gt 50 ] || wp_fail "$_sm: only $((_sstall + _swk)) samples under $_sp"
         [ -z "$_swork" ] || [ "$_swk" -gt 0 ] || wp_fail "$_sm: no MPI-Work sample under $_sp: the transfer was classified as waiting"
         _sshare=$(wp_calc "$_sstall / ($_sstall + $_swk)")
         _slo=$(wp_calc "$_struth - $_st") _shi=$(wp_calc "$_struth + $_st")

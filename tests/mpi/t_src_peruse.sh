@@ -5,7 +5,8 @@
 # rendezvous message, a late receiver of a 16 MiB message (copy protocol,
 # btl_vader_single_copy_mechanism none as wp_mpirun sets), a message already
 # there at posting, MPI_ANY_SOURCE, MPI_Irecv + MPI_Waitall with staggered
-# senders and 4 threads under MPI_THREAD_MULTIPLE: the sampled MPI-Stall
+# senders, 4 threads under MPI_THREAD_MULTIPLE and receives on eight kinds
+# of communicators the program created: the sampled MPI-Stall
 # share within 3 percentage points of the injected share
 # (tests/mpi/ws_source.c), transfers of large messages in MPI-Work.
 # Elsewhere, asking for PERUSE gives one line naming the reason and the
@@ -19,6 +20,9 @@ if [ "$WP_HAVE_PERUSE" = 1 ]; then
     wp_check_source peruse any 2 0.03 ';measured;MPI_Recv$'
     wp_check_source peruse waitall 4 0.03 ';measured_waitall;MPI_Waitall$'
     wp_check_source peruse threads 2 0.03 ';measured;MPI_Recv$'
+    # Registration on every kind of communicator the program creates: a
+    # communicator without it would leave its receives to the estimator.
+    wp_check_source peruse comms 2 0.03 ';measured;MPI_Recv$'
 else
     out=$WP_TMP/fallback
     WAITPROF_SOURCE=peruse WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 \

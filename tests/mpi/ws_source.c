@@ -18,6 +18,10 @@
  * any      as eager, with MPI_ANY_SOURCE
  * waitall  rank 0 posts MPI_Irecv from every other rank and waits in
  *          MPI_Waitall; rank k sleeps k*DELAY/(size-1) before its send
+ * comms    as eager (2 ranks), each iteration on another communicator the
+ *          program made: MPI_Comm_dup, _split, _create, _idup,
+ *          MPI_Cart_create, MPI_Graph_create, MPI_Dist_graph_create_adjacent
+ *          and an intercommunicator (MPI_Intercomm_create)
  * threads  MPI_THREAD_MULTIPLE, 4 threads per rank: thread t of rank 0
  *          receives 8 bytes from thread t of rank 1, which sleeps
  *          DELAY*(t+1)/4 first
@@ -65,16 +69,46 @@ __attribute__((noinline)) static void idle(double sec)
 
 enum { RECV, RECV_ANY, SEND };
 
+/* The communicator of the current iteration (comms mode), else WORLD. */
+static MPI_Comm comm_now;
+
 /* The measured call; returns its entry time. */
 __attribute__((noinline, noclone)) static double measured(int op, void *buf, int n, int peer, int tag)
 {
     double t = now();
     if (op == SEND)
-        MPI_Send(buf, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+        MPI_Send(buf, n, MPI_BYTE, peer, tag, comm_now);
     else
-        MPI_Recv(buf, n, MPI_BYTE, op == RECV_ANY ? MPI_ANY_SOURCE : peer, tag, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(buf, n, MPI_BYTE, op == RECV_ANY ? MPI_ANY_SOURCE : peer, tag, comm_now, MPI_STATUS_IGNORE);
     return t;
+}
+
+/* Every kind of communicator creation, for 2 ranks; peer[k] is the other
+ * rank's number in comm k. */
+static int make_comms(MPI_Comm *c, int *peer, int rank)
+{
+    int n = 0, other = 1 - rank;
+    MPI_Request r;
+    MPI_Group g;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[n]), peer[n++] = other;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c[n]), peer[n++] = other;
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    MPI_Comm_create(MPI_COMM_WORLD, g, &c[n]), peer[n++] = other;
+    MPI_Group_free(&g);
+    MPI_Comm_idup(MPI_COMM_WORLD, &c[n], &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE), peer[n++] = other;
+    int dims[1] = {2}, periods[1] = {0};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &c[n]), peer[n++] = other;
+    int index[2] = {1, 2}, edges[2] = {1, 0};
+    MPI_Graph_create(MPI_COMM_WORLD, 2, index, edges, 0, &c[n]), peer[n++] = other;
+    int w[1] = {1};
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &other, w, 1, &other, w, MPI_INFO_NULL, 0, &c[n]);
+    peer[n++] = other;
+    MPI_Comm local;
+    MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, other, 99, &c[n]), peer[n++] = 0;
+    MPI_Comm_free(&local);
+    return n;
 }
 
 __attribute__((noinline, noclone)) static double measured_waitall(int n, MPI_Request *r)
@@ -138,6 +172,16 @@ int main(int argc, char **argv)
     memset(buf, 1, BIG);
     double wait = 0, in_call = 0, stamp;
     int me = 0; /* the measured rank in every mode */
+    MPI_Comm comms[8];
+    int peers[8], ncomms = 0;
+    comm_now = MPI_COMM_WORLD;
+    if (strcmp(mode, "comms") == 0) {
+        if (size != 2) {
+            fprintf(stderr, "ws_source: comms needs 2 ranks\n");
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        ncomms = make_comms(comms, peers, rank);
+    }
 
     if (strcmp(mode, "threads") == 0) {
         pthread_t th[NTHREADS];
@@ -175,10 +219,14 @@ int main(int argc, char **argv)
         free(req);
         free(msgs);
     } else {
-        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any");
+        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any") || !strcmp(mode, "comms");
         int n = eager ? (int)sizeof(double) : BIG;
         for (int i = 0; i < iter; i++) {
-            int odd = i % 2 == 1;
+            int odd = i % 2 == 1, peer = 1, to = 0;
+            if (ncomms > 0) {
+                comm_now = comms[i % ncomms];
+                peer = to = peers[i % ncomms];
+            }
             MPI_Barrier(MPI_COMM_WORLD);
             if (!strcmp(mode, "lrecv")) {
                 /* The receiver reports its receive's entry time afterwards. */
@@ -200,7 +248,7 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 if (!strcmp(mode, "there") || (!strcmp(mode, "rndv") && !odd))
                     compute(delay);
-                double entry = measured(!strcmp(mode, "any") ? RECV_ANY : RECV, buf, n, 1, 0), leave = now(), sent;
+                double entry = measured(!strcmp(mode, "any") ? RECV_ANY : RECV, buf, n, peer, 0), leave = now(), sent;
                 memcpy(&sent, buf, sizeof sent);
                 in_call += leave - entry;
                 if (sent > entry)
@@ -210,13 +258,15 @@ int main(int argc, char **argv)
                     compute(delay);
                 stamp = now();
                 memcpy(buf, &stamp, sizeof stamp);
-                MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                MPI_Send(buf, n, MPI_BYTE, to, 0, comm_now);
             }
         }
     }
     if (rank == me)
         printf("truth rank=%d stall_share=%.4f wait=%.6f in_call=%.6f\n", me, in_call > 0 ? wait / in_call : 0, wait,
                in_call);
+    for (int k = 0; k < ncomms; k++)
+        MPI_Comm_free(&comms[k]);
     free(buf);
     MPI_Finalize();
     return 0;
