@@ -127,8 +127,10 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
     *done = 0;
     if (me < 0)
         return MPI_SUCCESS;
-    wp_self.src_seen = 1;
-    uint64_t next = 0;
+    /* The first read comes after one period: most short waits (a
+     * ping-pong's) end before it and pay no mutex.  Until then the call is
+     * not marked seen, so a sample there is left to the estimator. */
+    uint64_t next = wp_clock_ns() + WP_MPIT_READ_NS;
     for (;;) {
         int flag = 0, rc;
         rc = n == 1 ? PMPI_Test(&reqs[0], &flag, sts == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &sts[0])
@@ -154,6 +156,8 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
                 stalled = 1;
         }
         wp_set_stall(me, stalled);
+        if (known)
+            wp_self.src_seen = 1;
         if (!stalled || !known)
             return MPI_SUCCESS;
     }
