@@ -46,3 +46,12 @@ nodist_tests_unit_test_stats_SOURCES = state/functions.gen.c
 tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)
 endif
+
+# --- the stall sources' lock-free request table (tests/unit/test_requests.c)
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_requests
+TESTS += tests/unit/test_requests
+tests_unit_test_requests_SOURCES = tests/unit/test_requests.c mpit/requests.c mpit/requests.h
+tests_unit_test_requests_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_requests_LDADD = $(CHECK_LIBS) -lpthread
+endif
