@@ -46,6 +46,64 @@ void wp_stats_destroy(struct wp_stats *st)
         munmap(st, sizeof(struct wp_stats) + (size_t)st->nslots * sizeof(struct wp_cat));
 }
 
+/* The lower edges of the histogram bins in ticks (wp_hist_edges_ready once
+ * filled, after the clock's calibration at MPI_Init). */
+static uint64_t wp_hist_edges[WP_HIST_BINS];
+static int wp_hist_edges_ready;
+
+/* The smallest duration in ticks whose microseconds (as wp_ticks_to_us
+ * computes them) reach us: the conversion is monotonic, so bisect. */
+static uint64_t wp_ticks_for_us(uint64_t us)
+{
+    uint64_t lo = 0, hi = 1;
+    while (wp_ticks_to_us(hi) < us && hi < (UINT64_MAX >> 2))
+        hi <<= 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (wp_ticks_to_us(mid) < us)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int wp_stats_on = 1;
+int wp_callpath_depth = 1;
+
+void wp_stats_configure(int on, int callpath_depth)
+{
+    /* Bin 10k of decade k > 0 is never used (its range belongs to the
+     * decades below): it gets the next bin's edge, so the search below,
+     * which takes the last bin whose edge is not above the duration, skips
+     * it. */
+    for (int b = WP_HIST_BINS - 1; b >= 0; b--)
+        wp_hist_edges[b] = (b % 10 == 0 && b > 0 && b < WP_HIST_BINS - 1) ? wp_hist_edges[b + 1]
+                                                                        : wp_ticks_for_us(wp_hist_bin_low(b));
+    wp_hist_edges_ready = 1;
+    wp_stats_on = on;
+    wp_callpath_depth = callpath_depth < 1 ? 1 : callpath_depth > WP_CALLPATH_MAX ? WP_CALLPATH_MAX : callpath_depth;
+}
+
+int wp_hist_bin_ticks(uint64_t ticks)
+{
+    if (__builtin_expect(!wp_hist_edges_ready, 0))
+        return wp_hist_bin(wp_ticks_to_us(ticks));
+    /* Most calls worth recording take under a microsecond or two. */
+    if (ticks < wp_hist_edges[1])
+        return 0;
+    /* The last bin whose lower edge is <= ticks. */
+    int lo = 1, hi = WP_HIST_BINS - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (wp_hist_edges[mid] <= ticks)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 int wp_hist_bin(uint64_t us)
 {
     /* Decade d holds [10^d, 10^(d+1)) in ten bins of width 10^d; the first
@@ -91,7 +149,7 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
     return NULL;
 }
 
-void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
+static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early)
 {
     c->count++;
     c->sum += ticks;
@@ -108,7 +166,12 @@ void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
     } else if (ticks > c->max2) {
         c->max2 = ticks;
     }
-    c->hist[wp_hist_bin(us)]++;
+    c->hist[bin]++;
+}
+
+void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
+{
+    wp_cat_add_bin(c, ticks, wp_hist_bin(us), early);
 }
 
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
@@ -152,7 +215,7 @@ uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint6
         st->overflow++;
         return ticks;
     }
-    wp_cat_add(c, ticks, wp_ticks_to_us(ticks), early);
+    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early);
     return early ? ticks : c->min;
 }
 
@@ -169,8 +232,29 @@ int wp_pattern_of(int fn, int sclass, int role, int *global)
     case WP_CLASS_RECV:
     case WP_CLASS_PROBE:
     case WP_CLASS_SENDRECV:
-    case WP_CLASS_WAIT:
         return WP_PAT_LATE_SENDER;
+    case WP_CLASS_WAIT:
+        /* By what the call completed (the role byte holds the kind of its
+         * requests, fallback/stats.h); unknown stays Late Sender. */
+        switch (role) {
+        case WP_ROLE_ANY:
+        case WP_RK_RECV:
+            return WP_PAT_LATE_SENDER;
+        case WP_RK_NXN:
+            *global = 1;
+            return WP_PAT_NXN;
+        case WP_RK_BARRIER:
+            *global = 1;
+            return WP_PAT_BARRIER;
+        case WP_RK_BCAST:
+            *global = 1;
+            return WP_PAT_LATE_BCAST;
+        case WP_RK_REDUCE:
+            *global = 1;
+            return WP_PAT_EARLY_REDUCE;
+        default: /* sends, other roots, other kinds */
+            return WP_PAT_NONE;
+        }
     case WP_CLASS_SEND:
         if (fn == WP_FN_MPI_Ssend || sclass >= wp_size_class(WP_RENDEZVOUS_BYTES))
             return WP_PAT_LATE_RECEIVER;
@@ -192,3 +276,114 @@ int wp_pattern_of(int fn, int sclass, int role, int *global)
     }
 }
 
+
+/* --- request kinds ---------------------------------------------------------------- */
+
+const char *wp_role_name(int role)
+{
+    static const char *const names[WP_RK_LAST + 1] = {"any",  "root",    "nonroot", "recv",   "send",
+                                                      "nxn",  "barrier", "bcast",   "reduce", "other"};
+    return role >= 0 && role <= WP_RK_LAST ? names[role] : "unknown";
+}
+
+int wp_req_combine(unsigned mask)
+{
+    if (mask & (1u << WP_RK_RECV))
+        return WP_RK_RECV;
+    if (mask & 1u)
+        return WP_ROLE_ANY;
+    static const int coll[] = {WP_RK_NXN, WP_RK_BARRIER, WP_RK_BCAST, WP_RK_REDUCE};
+    int found = 0, n = 0;
+    for (int i = 0; i < 4; i++)
+        if (mask & (1u << coll[i]))
+            found = coll[i], n++;
+    if (n == 1)
+        return found;
+    if (n > 1)
+        return WP_RK_OTHER;
+    return (mask & (1u << WP_RK_SEND)) ? WP_RK_SEND : WP_RK_OTHER;
+}
+
+/* The table: sets of eight handles, so a lookup reads one set (the keys
+ * fill one cache line) and an entry can be removed without tombstones.  A
+ * full set evicts round-robin: the table is a cache, bounded by design.
+ * Entries of requests completed by calls that cannot tell which handle they
+ * completed (Waitany, Waitsome, the Test family) stay until the handle value
+ * is reused for a new request (both MPICH and Open MPI recycle handles) or
+ * evicted.  512 sets x 8 = 4096 requests per thread. */
+#define WP_REQ_WAYS 8
+#define WP_REQ_SETS 512
+struct wp_req_set {
+    uintptr_t key[WP_REQ_WAYS];
+    uint8_t kind[WP_REQ_WAYS];
+    uint8_t next;
+};
+static __thread struct wp_req_set *wp_my_reqs __attribute__((tls_model("initial-exec")));
+static __thread int wp_my_reqs_failed __attribute__((tls_model("initial-exec")));
+
+static inline struct wp_req_set *wp_req_set_of(struct wp_req_set *t, uintptr_t key)
+{
+    return &t[(uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & (WP_REQ_SETS - 1)];
+}
+
+void wp_req_put(uintptr_t key, int kind, int persistent)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (__builtin_expect(t == NULL, 0)) {
+        if (wp_my_reqs_failed || key == 0)
+            return;
+        void *mem = mmap(NULL, WP_REQ_SETS * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED) {
+            /* Completion calls then fall back to Late Sender, as without kinds. */
+            wp_my_reqs_failed = 1;
+            return;
+        }
+        wp_my_reqs = t = mem;
+    }
+    if (key == 0)
+        return;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    uint8_t k = (uint8_t)(kind | (persistent ? WP_RK_PERSISTENT : 0));
+    int free_way = -1;
+    for (int w = 0; w < WP_REQ_WAYS; w++) {
+        if (s->key[w] == key) {
+            s->kind[w] = k;
+            return;
+        }
+        if (s->key[w] == 0 && free_way < 0)
+            free_way = w;
+    }
+    if (free_way < 0) {
+        free_way = s->next;
+        s->next = (uint8_t)((s->next + 1) % WP_REQ_WAYS);
+    }
+    s->key[free_way] = key;
+    s->kind[free_way] = k;
+}
+
+int wp_req_kind(uintptr_t key, int forget)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (t == NULL || key == 0)
+        return 0;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    for (int w = 0; w < WP_REQ_WAYS; w++)
+        if (s->key[w] == key) {
+            int k = s->kind[w];
+            if (forget && !(k & WP_RK_PERSISTENT))
+                s->key[w] = 0;
+            return k & ~WP_RK_PERSISTENT;
+        }
+    return 0;
+}
+
+void wp_req_forget(uintptr_t key)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (t == NULL || key == 0)
+        return;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    for (int w = 0; w < WP_REQ_WAYS; w++)
+        if (s->key[w] == key)
+            s->key[w] = 0;
+}

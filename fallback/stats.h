@@ -29,6 +29,62 @@
 
 enum wp_role { WP_ROLE_ANY = 0, WP_ROLE_ROOT = 1, WP_ROLE_NONROOT = 2 };
 
+/* --- request kinds (completion calls) ----------------------------------------
+ * A completion call (MPI_Wait family) is classified by what it completes.
+ * The wrappers of the calls that create requests remember each request's
+ * kind, keyed by the request handle's value (an int in MPICH, a pointer in
+ * Open MPI), in a fixed per-thread table; the completion wrappers combine
+ * the kinds of the requests still pending on entry into one and record it in
+ * the category's role byte, so a Waitall that completes receives and one
+ * that completes sends are different categories with different patterns.
+ * WP_ROLE_ANY (0) means "not known" (a request created on another thread,
+ * by a call waitprof does not wrap, or evicted from a full table): such
+ * calls keep seed 000's default, Late Sender. */
+enum wp_rkind {
+    WP_RK_RECV = 3,    /* receive (Irecv, Imrecv, Recv_init): Late Sender */
+    WP_RK_SEND = 4,    /* any send: no pattern */
+    WP_RK_NXN = 5,     /* nonblocking NxN collective: Wait at NxN */
+    WP_RK_BARRIER = 6, /* MPI_Ibarrier: Wait at Barrier */
+    WP_RK_BCAST = 7,   /* Ibcast/Iscatter(v) on a non-root: Late Broadcast */
+    WP_RK_REDUCE = 8,  /* Ireduce/Igather(v) on the root: Early Reduce */
+    WP_RK_OTHER = 9,   /* anything else (other roots, file, idup): no pattern */
+    WP_RK_LAST = 9
+};
+#define WP_RK_PERSISTENT 0x80 /* flag in the table: kept until MPI_Request_free */
+
+/* Name of a role byte value: "any", "root", "nonroot", "recv", "send", ... */
+const char *wp_role_name(int role);
+
+/* Remember / look up / forget the kind of a request (normal context only).
+ * wp_req_kind() returns 0 when the request is not known; with forget, a
+ * non-persistent entry is removed (the caller completes the request). */
+void wp_req_put(uintptr_t key, int kind, int persistent);
+int wp_req_kind(uintptr_t key, int forget);
+void wp_req_forget(uintptr_t key);
+
+/* The kind recorded for a completion call, from the bit set (1 << kind) of
+ * the kinds of its requests pending on entry (bit 0: unknown):
+ * - any receive: WP_RK_RECV (a receive may be what the call waited for);
+ * - else any unknown request: WP_ROLE_ANY (Late Sender, as before);
+ * - else exactly one collective kind: that kind; more than one: WP_RK_OTHER;
+ * - else sends only: WP_RK_SEND; nothing pending: WP_RK_OTHER. */
+int wp_req_combine(unsigned mask);
+
+/* --- call paths (WAITPROF_CALLPATH_DEPTH) -------------------------------------- */
+#define WP_CALLPATH_MAX 16
+/* Set once at MPI_Init from the configuration (runtime/lifecycle.c). */
+extern int wp_stats_on;        /* WAITPROF_ESTIMATE: 0 = wrappers record nothing */
+extern int wp_callpath_depth;  /* WAITPROF_CALLPATH_DEPTH, 1..16 */
+void wp_stats_configure(int on, int callpath_depth);
+/* The call site of a recorded call when the depth is above 1: a nonzero
+ * 64-bit hash of the first depth return addresses from ret (the wrapper's
+ * own return address) outwards, remembered in a per-thread table so that
+ * wp_callpath_get() can give the addresses back after the run.  Returns ret
+ * itself when the stack cannot be read or the table is full. */
+uintptr_t wp_callpath_site(uintptr_t ret);
+/* The return addresses of a call path site, innermost first; 0 if unknown. */
+int wp_callpath_get(uintptr_t site, uintptr_t *pcs, int max);
+
 struct wp_cat {
     uintptr_t site;          /* 0: slot unused */
     uint16_t fn;
@@ -60,6 +116,10 @@ static inline int wp_size_class(uint64_t bytes)
 
 /* Histogram bin of a duration in microseconds. */
 int wp_hist_bin(uint64_t us);
+/* The same bin from a duration in ticks, by comparisons against the bin
+ * edges converted to ticks once (wp_stats_configure / first use): no
+ * division on the recording path. */
+int wp_hist_bin_ticks(uint64_t ticks);
 /* Lower bound in microseconds of a bin. */
 uint64_t wp_hist_bin_low(int bin);
 

@@ -26,6 +26,12 @@ struct wp_config {
     double threshold;    /* WAITPROF_THRESHOLD: percent of the run's time below
                           * which wait-state call sites are not listed; 0..100,
                           * default 0.5 */
+    int estimate;        /* WAITPROF_ESTIMATE: 1 (default) the wrappers record
+                          * per-call statistics for the wait-state estimate;
+                          * 0 they do not (no wait states; for measuring
+                          * what the recording costs) */
+    int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
+                          * call site, 1..16, default 1 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
 };
 

@@ -33,6 +33,7 @@
 #include "runtime/log.h"
 #include "runtime/run.h"
 #include "fallback/estimate.h"
+#include "fallback/stats.h"
 #include "report/partial.h"
 #include "report/profile.h"
 #include "sampler/sampler.h"
@@ -281,6 +282,8 @@ void wp_hook_init(int rc)
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
     wp_clock_calibrate();
+    /* After the calibration: the estimator's histogram edges are in ticks. */
+    wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;

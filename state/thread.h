@@ -31,6 +31,9 @@ typedef struct wp_thread {
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
     volatile int has_pending;      /* the handler holds samples of the current call */
+    volatile int unwinding;        /* a wrapper is inside unw_backtrace (fallback/stats.c,
+                                    * call paths): the handler must not use libunwind's
+                                    * per-thread trace cache meanwhile */
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
