@@ -1,4 +1,5 @@
 /* fallback/stats.c — see fallback/stats.h. */
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -46,62 +47,18 @@ void wp_stats_destroy(struct wp_stats *st)
         munmap(st, sizeof(struct wp_stats) + (size_t)st->nslots * sizeof(struct wp_cat));
 }
 
-/* The lower edges of the histogram bins in ticks (wp_hist_edges_ready once
- * filled, after the clock's calibration at MPI_Init). */
-static uint64_t wp_hist_edges[WP_HIST_BINS];
-static int wp_hist_edges_ready;
-
-/* The smallest duration in ticks whose microseconds (as wp_ticks_to_us
- * computes them) reach us: the conversion is monotonic, so bisect. */
-static uint64_t wp_ticks_for_us(uint64_t us)
-{
-    uint64_t lo = 0, hi = 1;
-    while (wp_ticks_to_us(hi) < us && hi < (UINT64_MAX >> 2))
-        hi <<= 1;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (wp_ticks_to_us(mid) < us)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
+uint64_t wp_hist_q32 = 1ull << 32;
 
 int wp_stats_on = 1;
 int wp_callpath_depth = 1;
 
 void wp_stats_configure(int on, int callpath_depth)
 {
-    /* Bin 10k of decade k > 0 is never used (its range belongs to the
-     * decades below): it gets the next bin's edge, so the search below,
-     * which takes the last bin whose edge is not above the duration, skips
-     * it. */
-    for (int b = WP_HIST_BINS - 1; b >= 0; b--)
-        wp_hist_edges[b] = (b % 10 == 0 && b > 0 && b < WP_HIST_BINS - 1) ? wp_hist_edges[b + 1]
-                                                                        : wp_ticks_for_us(wp_hist_bin_low(b));
-    wp_hist_edges_ready = 1;
+    /* The clock's rate as wp_ticks_duration_ns() uses it, so that the
+     * recording path's conversion gives the same nanoseconds. */
+    wp_hist_q32 = wp_ticks_duration_ns(1ull << 32);
     wp_stats_on = on;
     wp_callpath_depth = callpath_depth < 1 ? 1 : callpath_depth > WP_CALLPATH_MAX ? WP_CALLPATH_MAX : callpath_depth;
-}
-
-int wp_hist_bin_ticks(uint64_t ticks)
-{
-    if (__builtin_expect(!wp_hist_edges_ready, 0))
-        return wp_hist_bin(wp_ticks_to_us(ticks));
-    /* Most calls worth recording take under a microsecond or two. */
-    if (ticks < wp_hist_edges[1])
-        return 0;
-    /* The last bin whose lower edge is <= ticks. */
-    int lo = 1, hi = WP_HIST_BINS - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (wp_hist_edges[mid] <= ticks)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
 }
 
 int wp_hist_bin(uint64_t us)
@@ -149,26 +106,6 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
     return NULL;
 }
 
-static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early)
-{
-    c->count++;
-    c->sum += ticks;
-    if (early) {
-        if (c->early_count++ == 0 || ticks < c->early_min)
-            c->early_min = ticks;
-        c->early_sum += ticks;
-    } else if (ticks < c->min) {
-        c->min = ticks;
-    }
-    if (ticks > c->max) {
-        c->max2 = c->max;
-        c->max = ticks;
-    } else if (ticks > c->max2) {
-        c->max2 = ticks;
-    }
-    c->hist[bin]++;
-}
-
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 {
     wp_cat_add_bin(c, ticks, wp_hist_bin(us), early);
@@ -194,29 +131,32 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->hist[i] += from->hist[i];
 }
 
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early)
+__thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+
+/* The slow path of wp_stats_record(): the thread's first call (reserve its
+ * table) and a category other than the last one (probe the table). */
+struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
 {
-    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     struct wp_stats *st = wp_my_stats;
     if (__builtin_expect(st == NULL, 0)) {
         if (wp_my_stats_failed)
-            return ticks;
+            return NULL;
         st = wp_stats_create(WP_STATS_SLOTS);
         int i = st ? __atomic_fetch_add(&wp_stats_ntables, 1, __ATOMIC_ACQ_REL) : WP_MAX_STATS_TABLES;
         if (i >= WP_MAX_STATS_TABLES) {
             wp_my_stats_failed = 1;
-            return ticks;
+            return NULL;
         }
         __atomic_store_n(&wp_stats_tables[i], st, __ATOMIC_RELEASE);
         wp_my_stats = st;
     }
-    struct wp_cat *c = wp_stats_slot(st, site, fn, wp_size_class(bytes), role);
+    struct wp_cat *c = wp_stats_slot(st, site, fn, sclass, role);
     if (__builtin_expect(c == NULL, 0)) {
         st->overflow++;
-        return ticks;
+        return NULL;
     }
-    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early);
-    return early ? ticks : c->min;
+    wp_stats_last = c;
+    return c;
 }
 
 /* Messages at least this large are assumed to use a rendezvous protocol, in

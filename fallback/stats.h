@@ -21,7 +21,9 @@
 #ifndef WP_FALLBACK_STATS_H
 #define WP_FALLBACK_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define WP_SIZE_CLASSES 42   /* 0: no data; k>0: [2^(k-1), 2^k) bytes; 41: >= 1 TiB */
 #define WP_DECADES 10        /* 1 us .. 10^10 us */
@@ -116,23 +118,103 @@ static inline int wp_size_class(uint64_t bytes)
 
 /* Histogram bin of a duration in microseconds. */
 int wp_hist_bin(uint64_t us);
-/* The same bin from a duration in ticks, by comparisons against the bin
- * edges converted to ticks once (wp_stats_configure / first use): no
- * division on the recording path. */
-int wp_hist_bin_ticks(uint64_t ticks);
+/* The clock's nanoseconds per tick in 32.32 fixed point, as
+ * wp_ticks_duration_ns() (state/clock.h) uses it; set by
+ * wp_stats_configure() after the clock's calibration (1 ns per tick
+ * before). */
+extern uint64_t wp_hist_q32;
+/* The histogram bin of a duration in ticks, the same as
+ * wp_hist_bin(wp_ticks_to_us(ticks)) but cheaper on the recording path: one
+ * multiply instead of a call, divisions by constants (multiplies), and the
+ * decades below 1 ms by comparisons; only longer calls take the loop. */
+static inline int wp_hist_bin_ticks(uint64_t ticks)
+{
+    uint64_t us = (uint64_t)(((unsigned __int128)ticks * wp_hist_q32) >> 32) / 1000;
+    if (us < 10)
+        return (int)us;
+    if (us < 100)
+        return 10 + (int)(us / 10);
+    if (us < 1000)
+        return 20 + (int)(us / 100);
+    return wp_hist_bin(us);
+}
 /* Lower bound in microseconds of a bin. */
 uint64_t wp_hist_bin_low(int bin);
 
-/* Record one call.  Normal context; the first call of a thread reserves its
- * table.  Returns the minimum duration so far (ticks, this call included) of
- * the call's (function, size class, role) at this call site, or the call's
- * own duration when it could not be recorded. */
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early);
 
 /* Insert or update a category in a table (also used to merge tables). */
 struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role);
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early);
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
+
+/* --- the recording path (inline: it runs in every recorded call) ---------- */
+
+/* The category of this thread's last recorded call: a loop or a phase calls
+ * the same MPI function at the same site again and again, so most calls
+ * find their category here with two compares instead of a hash probe. */
+extern __thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+/* The slow path: the thread's first call (reserve its table) and any
+ * category other than the last one (probe the table).  NULL when the call
+ * cannot be recorded (no memory; table full: counted in overflow). */
+struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role);
+
+/* fn, sclass and role as one word, as they lie in struct wp_cat. */
+_Static_assert(offsetof(struct wp_cat, sclass) == offsetof(struct wp_cat, fn) + 2 &&
+                   offsetof(struct wp_cat, role) == offsetof(struct wp_cat, fn) + 3,
+               "struct wp_cat: fn, sclass, role must be adjacent");
+static inline uint32_t wp_cat_key(int fn, int sclass, int role)
+{
+    return (uint32_t)(uint16_t)fn | (uint32_t)(uint8_t)sclass << 16 | (uint32_t)(uint8_t)role << 24;
+}
+static inline uint32_t wp_cat_key_of(const struct wp_cat *c)
+{
+    uint32_t k;
+    memcpy(&k, &c->fn, sizeof k);
+    return k;
+}
+
+static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early)
+{
+    c->count++;
+    c->sum += ticks;
+    if (early) {
+        if (c->early_count++ == 0 || ticks < c->early_min)
+            c->early_min = ticks;
+        c->early_sum += ticks;
+    } else if (ticks < c->min) {
+        c->min = ticks;
+    }
+    /* Most calls are below the second largest: one compare. */
+    if (ticks > c->max2) {
+        if (ticks > c->max) {
+            c->max2 = c->max;
+            c->max = ticks;
+        } else {
+            c->max2 = ticks;
+        }
+    }
+    c->hist[bin]++;
+}
+
+
+/* Record one call.  Normal context; the first call of a thread reserves its
+ * table.  Returns the minimum duration so far (ticks, this call included) of
+ * the call's (function, size class, role) at this call site, or the call's
+ * own duration when it could not be recorded. */
+static inline uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1,
+                                       int early)
+{
+    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
+    int sclass = wp_size_class(bytes);
+    struct wp_cat *c = wp_stats_last;
+    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
+        c = wp_stats_find(site, fn, sclass, role);
+        if (c == NULL)
+            return ticks;
+    }
+    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early);
+    return early ? ticks : c->min;
+}
 
 /* The minimum-duration estimate of one category: calls complete on entry
  * (early) wait zero; each other call waits its excess over min_ns.  With

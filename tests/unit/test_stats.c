@@ -139,7 +139,7 @@ START_TEST(test_wait_formula)
 }
 END_TEST
 
-/* The recording path's bin from ticks (comparisons against edges in ticks)
+/* The recording path's bin from ticks (a multiply and comparisons)
  * is the same bin as the one from the duration in microseconds. */
 START_TEST(test_hist_bin_ticks)
 {
