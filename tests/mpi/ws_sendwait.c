@@ -9,7 +9,7 @@
  *            MPI_Waitall at one call site; in odd iterations rank 1 sleeps
  *            DELAY before receiving (a late receiver: rank 0 really waits
  *            there, and that is not a Late Sender wait state);
- *   receives rank 0 posts two MPI_Irecv and completes them with MPI_Waitall
+ *   receives rank 0 posts two MPI_Irecv of RBYTES and completes them with MPI_Waitall
  *            at another call site; in odd iterations rank 1 sleeps DELAY
  *            before sending (Late Sender).
  * Rank 1 puts its send-entry time into each message it sends; rank 0 sums
@@ -26,7 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BYTES (4 * 1024 * 1024)
+#define BYTES (4 * 1024 * 1024) /* sends: large, so completing them needs the receiver */
+#define RBYTES (64 * 1024)       /* receives: small, so a transfer is short beside DELAY */
 
 static double now(void)
 {
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
             for (int m = 0; m < 2; m++)
-                MPI_Irecv(buf[m], BYTES, MPI_BYTE, 1, 100 + m, MPI_COMM_WORLD, &reqs[m]);
+                MPI_Irecv(buf[m], RBYTES, MPI_BYTE, 1, 100 + m, MPI_COMM_WORLD, &reqs[m]);
             double entry = now();
             complete_receives(reqs);
             /* The wait ends when the sender arrives: its first send.  (The
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
             for (int m = 0; m < 2; m++) {
                 double t = now();
                 memcpy(buf[m], &t, sizeof t);
-                MPI_Send(buf[m], BYTES, MPI_BYTE, 0, 100 + m, MPI_COMM_WORLD);
+                MPI_Send(buf[m], RBYTES, MPI_BYTE, 0, 100 + m, MPI_COMM_WORLD);
             }
         }
     }
