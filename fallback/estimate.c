@@ -28,7 +28,6 @@
 #define WP_MIN_COUNT ((size_t)WP_FN_COUNT * WP_SIZE_CLASSES * WP_ROLES)
 
 
-
 /* One row of a rank's result, also the unit sent to rank 0. */
 struct wp_row {
     char site[512];
