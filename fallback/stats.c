@@ -51,6 +51,7 @@ uint64_t wp_hist_q32 = 1ull << 32;
 
 int wp_stats_on = 1;
 int wp_callpath_depth = 1;
+int wp_stats_plain = 1;
 
 void wp_stats_configure(int on, int callpath_depth)
 {
@@ -59,6 +60,7 @@ void wp_stats_configure(int on, int callpath_depth)
     wp_hist_q32 = wp_ticks_duration_ns(1ull << 32);
     wp_stats_on = on;
     wp_callpath_depth = callpath_depth < 1 ? 1 : callpath_depth > WP_CALLPATH_MAX ? WP_CALLPATH_MAX : callpath_depth;
+    wp_stats_plain = on && wp_callpath_depth == 1;
 }
 
 int wp_hist_bin(uint64_t us)

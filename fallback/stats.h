@@ -77,6 +77,7 @@ int wp_req_combine(unsigned mask);
 /* Set once at MPI_Init from the configuration (runtime/lifecycle.c). */
 extern int wp_stats_on;        /* WAITPROF_ESTIMATE: 0 = wrappers record nothing */
 extern int wp_callpath_depth;  /* WAITPROF_CALLPATH_DEPTH, 1..16 */
+extern int wp_stats_plain;     /* on and depth 1: the recording path's one test */
 void wp_stats_configure(int on, int callpath_depth);
 /* The call site of a recorded call when the depth is above 1: a nonzero
  * 64-bit hash of the first depth return addresses from ret (the wrapper's
@@ -201,7 +202,8 @@ static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int
  * table.  Returns the minimum duration so far (ticks, this call included) of
  * the call's (function, size class, role) at this call site, or the call's
  * own duration when it could not be recorded. */
-static inline uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1,
+static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, uint64_t bytes, int role,
+                                                                      uintptr_t site, uint64_t t0, uint64_t t1,
                                        int early)
 {
     uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
