@@ -19,11 +19,14 @@
  * (-1) would win over every real minimum (measured here).  INT64_MAX is the
  * largest value under either reading. */
 #define WP_NO_MIN ((uint64_t)INT64_MAX)
-#define WP_MIN_INDEX(fn, s, r) (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(s)) * WP_ROLES + (size_t)(r))
+/* Completion calls carry the kind of their requests in the role byte
+ * (values above the three roles, fallback/stats.h) and never a size (size
+ * class 0), so their kind takes the size class's place in the index. */
+#define WP_MIN_INDEX(fn, s, r)                                                                                  \
+    ((r) < WP_ROLES ? (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(s)) * WP_ROLES + (size_t)(r))               \
+                    : (((size_t)(fn) * WP_SIZE_CLASSES + (size_t)(r)) * WP_ROLES))
 #define WP_MIN_COUNT ((size_t)WP_FN_COUNT * WP_SIZE_CLASSES * WP_ROLES)
 
-
-static const char *const wp_role_names[] = {"any", "root", "nonroot"};
 
 /* One row of a rank's result, also the unit sent to rank 0. */
 struct wp_row {
@@ -101,6 +104,33 @@ static int wp_agg_cmp(const void *a, const void *b)
     return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : strcmp(x->site, y->site);
 }
 
+/* A call site's name: its return address as "func (file:line)", or with
+ * WAITPROF_CALLPATH_DEPTH > 1 its call path, innermost first, the frames
+ * joined by " < " (read "called from"): "helper (a.c:9) < caller (a.c:20)".
+ * A name longer than the buffer ends in "...". */
+static void wp_site_name(struct wp_symbolizer *sy, uintptr_t site, char *buf, size_t cap)
+{
+    uintptr_t pcs[WP_CALLPATH_MAX];
+    int n = wp_callpath_depth > 1 ? wp_callpath_get(site, pcs, WP_CALLPATH_MAX) : 0;
+    if (n == 0) {
+        wp_symbolizer_site(sy, site, buf, cap);
+        return;
+    }
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len + 1 < cap; i++) {
+        char one[512];
+        wp_symbolizer_site(sy, pcs[i], one, sizeof one);
+        int w = snprintf(buf + len, cap - len, "%s%s", i ? " < " : "", one);
+        if (w < 0 || (size_t)w >= cap - len) {
+            if (cap >= 4)
+                memcpy(buf + cap - 4, "...", 4);
+            return;
+        }
+        len += (size_t)w;
+    }
+}
+
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
                          double threshold)
 {
@@ -121,8 +151,10 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
      * allocation failure can make a rank skip the reduction below and leave
      * the others waiting in it.  Finalize runs once, on one thread. */
     static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT];
-    /* The plain method's minimum, over all calls; completion calls (the only
-     * ones with early calls) are point-to-point, so a local array suffices. */
+    /* The plain method's minimum, over all calls, for the plain_wait_ns
+     * column: only completion calls have early calls; the paper's minimum
+     * for them is local and over all their calls whatever they completed,
+     * so it is kept per function (kind 0). */
     static uint64_t pmin[WP_MIN_COUNT];
     for (size_t i = 0; i < WP_MIN_COUNT; i++)
         lmin[i] = pmin[i] = WP_NO_MIN;
@@ -153,8 +185,11 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                 lmin[k] = m;
             uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : WP_NO_MIN;
             uint64_t p = m < e ? m : e;
-            if (p < pmin[k])
-                pmin[k] = p;
+            /* The paper knows no request kinds: its minimum for a
+             * completion call is over all of the function's calls. */
+            size_t pk = wp_fn_table[c->fn].wclass == WP_CLASS_WAIT ? WP_MIN_INDEX(c->fn, 0, 0) : k;
+            if (p < pmin[pk])
+                pmin[pk] = p;
         }
     } else {
         wp_log_always("waitprof: rank %d: no memory for the wait-state estimate; its figures are left out", rank);
@@ -190,7 +225,9 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             /* With the remedy: early calls wait zero, the others wait
              * their excess over the minimum of the non-early calls. */
             uint64_t m = (global ? gmin : lmin)[k];
-            uint64_t pm = global ? m : pmin[k];
+            uint64_t pm = wp_fn_table[c->fn].wclass == WP_CLASS_WAIT ? pmin[WP_MIN_INDEX(c->fn, 0, 0)]
+                          : global                                 ? m
+                                                                   : pmin[k];
             m = m >= WP_NO_MIN ? UINT64_MAX : m; /* wp_estimate_wait's "unknown" */
             pm = pm >= WP_NO_MIN ? UINT64_MAX : pm;
             uint64_t wait = 0, plain = 0;
@@ -202,7 +239,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             r->wait_ns = wait;
             r->plain_wait_ns = plain;
             if (sy)
-                wp_symbolizer_site(sy, c->site, r->site, sizeof r->site);
+                wp_site_name(sy, c->site, r->site, sizeof r->site);
             else
                 snprintf(r->site, sizeof r->site, "0x%llx", (unsigned long long)c->site);
         }
@@ -218,15 +255,20 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         if (f) {
             fprintf(f, "# waitprof-waits 1\n");
             fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns"
-                       "\tearly_calls\tplain_wait_ns\n");
+                       "\tearly_calls\tplain_wait_ns\tcompletes\n");
             for (size_t i = 0; i < nrows; i++) {
                 const struct wp_row *r = &rows[i];
-                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", r->site,
-                        wp_fn_table[r->fn].name, wp_pattern_names[r->pattern], r->sclass, wp_role_names[r->role],
+                /* role keeps its three values; what a completion call
+                 * completed (its request kind) is the last column. */
+                int kinds = wp_fn_table[r->fn].wclass == WP_CLASS_WAIT;
+                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\n", r->site,
+                        wp_fn_table[r->fn].name, wp_pattern_names[r->pattern], r->sclass,
+                        wp_role_name(r->role < WP_ROLES ? r->role : WP_ROLE_ANY),
                         (unsigned long long)r->calls, (unsigned long long)r->time_ns,
                         (unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
                         (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns,
-                        (unsigned long long)r->early_calls, (unsigned long long)r->plain_wait_ns);
+                        (unsigned long long)r->early_calls, (unsigned long long)r->plain_wait_ns,
+                        !kinds ? "-" : r->role == WP_ROLE_ANY ? "unknown" : wp_role_name(r->role));
             }
             if (overflow)
                 fprintf(f, "# calls not recorded (tables full): %llu\n", (unsigned long long)overflow);

@@ -1,4 +1,5 @@
 /* fallback/stats.c — see fallback/stats.h. */
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -44,6 +45,22 @@ void wp_stats_destroy(struct wp_stats *st)
 {
     if (st)
         munmap(st, sizeof(struct wp_stats) + (size_t)st->nslots * sizeof(struct wp_cat));
+}
+
+uint64_t wp_hist_q32 = 1ull << 32;
+
+int wp_stats_on = 1;
+int wp_callpath_depth = 1;
+int wp_stats_plain = 1;
+
+void wp_stats_configure(int on, int callpath_depth)
+{
+    /* The clock's rate as wp_ticks_duration_ns() uses it, so that the
+     * recording path's conversion gives the same nanoseconds. */
+    wp_hist_q32 = wp_ticks_duration_ns(1ull << 32);
+    wp_stats_on = on;
+    wp_callpath_depth = callpath_depth < 1 ? 1 : callpath_depth > WP_CALLPATH_MAX ? WP_CALLPATH_MAX : callpath_depth;
+    wp_stats_plain = on && wp_callpath_depth == 1;
 }
 
 int wp_hist_bin(uint64_t us)
@@ -93,22 +110,7 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
 
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 {
-    c->count++;
-    c->sum += ticks;
-    if (early) {
-        if (c->early_count++ == 0 || ticks < c->early_min)
-            c->early_min = ticks;
-        c->early_sum += ticks;
-    } else if (ticks < c->min) {
-        c->min = ticks;
-    }
-    if (ticks > c->max) {
-        c->max2 = c->max;
-        c->max = ticks;
-    } else if (ticks > c->max2) {
-        c->max2 = ticks;
-    }
-    c->hist[wp_hist_bin(us)]++;
+    wp_cat_add_bin(c, ticks, wp_hist_bin(us), early);
 }
 
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
@@ -131,29 +133,32 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->hist[i] += from->hist[i];
 }
 
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early)
+__thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+
+/* The slow path of wp_stats_record(): the thread's first call (reserve its
+ * table) and a category other than the last one (probe the table). */
+struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
 {
-    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     struct wp_stats *st = wp_my_stats;
     if (__builtin_expect(st == NULL, 0)) {
         if (wp_my_stats_failed)
-            return ticks;
+            return NULL;
         st = wp_stats_create(WP_STATS_SLOTS);
         int i = st ? __atomic_fetch_add(&wp_stats_ntables, 1, __ATOMIC_ACQ_REL) : WP_MAX_STATS_TABLES;
         if (i >= WP_MAX_STATS_TABLES) {
             wp_my_stats_failed = 1;
-            return ticks;
+            return NULL;
         }
         __atomic_store_n(&wp_stats_tables[i], st, __ATOMIC_RELEASE);
         wp_my_stats = st;
     }
-    struct wp_cat *c = wp_stats_slot(st, site, fn, wp_size_class(bytes), role);
+    struct wp_cat *c = wp_stats_slot(st, site, fn, sclass, role);
     if (__builtin_expect(c == NULL, 0)) {
         st->overflow++;
-        return ticks;
+        return NULL;
     }
-    wp_cat_add(c, ticks, wp_ticks_to_us(ticks), early);
-    return early ? ticks : c->min;
+    wp_stats_last = c;
+    return c;
 }
 
 /* Messages at least this large are assumed to use a rendezvous protocol, in
@@ -169,8 +174,29 @@ int wp_pattern_of(int fn, int sclass, int role, int *global)
     case WP_CLASS_RECV:
     case WP_CLASS_PROBE:
     case WP_CLASS_SENDRECV:
-    case WP_CLASS_WAIT:
         return WP_PAT_LATE_SENDER;
+    case WP_CLASS_WAIT:
+        /* By what the call completed (the role byte holds the kind of its
+         * requests, fallback/stats.h); unknown stays Late Sender. */
+        switch (role) {
+        case WP_ROLE_ANY:
+        case WP_RK_RECV:
+            return WP_PAT_LATE_SENDER;
+        case WP_RK_NXN:
+            *global = 1;
+            return WP_PAT_NXN;
+        case WP_RK_BARRIER:
+            *global = 1;
+            return WP_PAT_BARRIER;
+        case WP_RK_BCAST:
+            *global = 1;
+            return WP_PAT_LATE_BCAST;
+        case WP_RK_REDUCE:
+            *global = 1;
+            return WP_PAT_EARLY_REDUCE;
+        default: /* sends, other roots, other kinds */
+            return WP_PAT_NONE;
+        }
     case WP_CLASS_SEND:
         if (fn == WP_FN_MPI_Ssend || sclass >= wp_size_class(WP_RENDEZVOUS_BYTES))
             return WP_PAT_LATE_RECEIVER;
@@ -192,3 +218,114 @@ int wp_pattern_of(int fn, int sclass, int role, int *global)
     }
 }
 
+
+/* --- request kinds ---------------------------------------------------------------- */
+
+const char *wp_role_name(int role)
+{
+    static const char *const names[WP_RK_LAST + 1] = {"any",  "root",    "nonroot", "recv",   "send",
+                                                      "nxn",  "barrier", "bcast",   "reduce", "other"};
+    return role >= 0 && role <= WP_RK_LAST ? names[role] : "unknown";
+}
+
+int wp_req_combine(unsigned mask)
+{
+    if (mask & (1u << WP_RK_RECV))
+        return WP_RK_RECV;
+    if (mask & 1u)
+        return WP_ROLE_ANY;
+    static const int coll[] = {WP_RK_NXN, WP_RK_BARRIER, WP_RK_BCAST, WP_RK_REDUCE};
+    int found = 0, n = 0;
+    for (int i = 0; i < 4; i++)
+        if (mask & (1u << coll[i]))
+            found = coll[i], n++;
+    if (n == 1)
+        return found;
+    if (n > 1)
+        return WP_RK_OTHER;
+    return (mask & (1u << WP_RK_SEND)) ? WP_RK_SEND : WP_RK_OTHER;
+}
+
+/* The table: sets of eight handles, so a lookup reads one set (the keys
+ * fill one cache line) and an entry can be removed without tombstones.  A
+ * full set evicts round-robin: the table is a cache, bounded by design.
+ * Entries of requests completed by calls that cannot tell which handle they
+ * completed (Waitany, Waitsome, the Test family) stay until the handle value
+ * is reused for a new request (both MPICH and Open MPI recycle handles) or
+ * evicted.  512 sets x 8 = 4096 requests per thread. */
+#define WP_REQ_WAYS 8
+#define WP_REQ_SETS 512
+struct wp_req_set {
+    uintptr_t key[WP_REQ_WAYS];
+    uint8_t kind[WP_REQ_WAYS];
+    uint8_t next;
+};
+static __thread struct wp_req_set *wp_my_reqs __attribute__((tls_model("initial-exec")));
+static __thread int wp_my_reqs_failed __attribute__((tls_model("initial-exec")));
+
+static inline struct wp_req_set *wp_req_set_of(struct wp_req_set *t, uintptr_t key)
+{
+    return &t[(uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & (WP_REQ_SETS - 1)];
+}
+
+void wp_req_put(uintptr_t key, int kind, int persistent)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (__builtin_expect(t == NULL, 0)) {
+        if (wp_my_reqs_failed || key == 0)
+            return;
+        void *mem = mmap(NULL, WP_REQ_SETS * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED) {
+            /* Completion calls then fall back to Late Sender, as without kinds. */
+            wp_my_reqs_failed = 1;
+            return;
+        }
+        wp_my_reqs = t = mem;
+    }
+    if (key == 0)
+        return;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    uint8_t k = (uint8_t)(kind | (persistent ? WP_RK_PERSISTENT : 0));
+    int free_way = -1;
+    for (int w = 0; w < WP_REQ_WAYS; w++) {
+        if (s->key[w] == key) {
+            s->kind[w] = k;
+            return;
+        }
+        if (s->key[w] == 0 && free_way < 0)
+            free_way = w;
+    }
+    if (free_way < 0) {
+        free_way = s->next;
+        s->next = (uint8_t)((s->next + 1) % WP_REQ_WAYS);
+    }
+    s->key[free_way] = key;
+    s->kind[free_way] = k;
+}
+
+int wp_req_kind(uintptr_t key, int forget)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (t == NULL || key == 0)
+        return 0;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    for (int w = 0; w < WP_REQ_WAYS; w++)
+        if (s->key[w] == key) {
+            int k = s->kind[w];
+            if (forget && !(k & WP_RK_PERSISTENT))
+                s->key[w] = 0;
+            return k & ~WP_RK_PERSISTENT;
+        }
+    return 0;
+}
+
+void wp_req_forget(uintptr_t key)
+{
+    struct wp_req_set *t = wp_my_reqs;
+    if (t == NULL || key == 0)
+        return;
+    struct wp_req_set *s = wp_req_set_of(t, key);
+    for (int w = 0; w < WP_REQ_WAYS; w++)
+        if (s->key[w] == key)
+            s->key[w] = 0;
+}

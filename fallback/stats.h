@@ -21,13 +21,72 @@
 #ifndef WP_FALLBACK_STATS_H
 #define WP_FALLBACK_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define WP_SIZE_CLASSES 42   /* 0: no data; k>0: [2^(k-1), 2^k) bytes; 41: >= 1 TiB */
 #define WP_DECADES 10        /* 1 us .. 10^10 us */
 #define WP_HIST_BINS (10 * WP_DECADES + 1) /* the last bin holds everything longer */
 
 enum wp_role { WP_ROLE_ANY = 0, WP_ROLE_ROOT = 1, WP_ROLE_NONROOT = 2 };
+
+/* --- request kinds (completion calls) ----------------------------------------
+ * A completion call (MPI_Wait family) is classified by what it completes.
+ * The wrappers of the calls that create requests remember each request's
+ * kind, keyed by the request handle's value (an int in MPICH, a pointer in
+ * Open MPI), in a fixed per-thread table; the completion wrappers combine
+ * the kinds of the requests still pending on entry into one and record it in
+ * the category's role byte, so a Waitall that completes receives and one
+ * that completes sends are different categories with different patterns.
+ * WP_ROLE_ANY (0) means "not known" (a request created on another thread,
+ * by a call waitprof does not wrap, or evicted from a full table): such
+ * calls keep seed 000's default, Late Sender. */
+enum wp_rkind {
+    WP_RK_RECV = 3,    /* receive (Irecv, Imrecv, Recv_init): Late Sender */
+    WP_RK_SEND = 4,    /* any send: no pattern */
+    WP_RK_NXN = 5,     /* nonblocking NxN collective: Wait at NxN */
+    WP_RK_BARRIER = 6, /* MPI_Ibarrier: Wait at Barrier */
+    WP_RK_BCAST = 7,   /* Ibcast/Iscatter(v) on a non-root: Late Broadcast */
+    WP_RK_REDUCE = 8,  /* Ireduce/Igather(v) on the root: Early Reduce */
+    WP_RK_OTHER = 9,   /* anything else (other roots, file, idup): no pattern */
+    WP_RK_LAST = 9
+};
+#define WP_RK_PERSISTENT 0x80 /* flag in the table: kept until MPI_Request_free */
+
+/* Name of a role byte value: "any", "root", "nonroot", "recv", "send", ... */
+const char *wp_role_name(int role);
+
+/* Remember / look up / forget the kind of a request (normal context only).
+ * wp_req_kind() returns 0 when the request is not known; with forget, a
+ * non-persistent entry is removed (the caller completes the request). */
+void wp_req_put(uintptr_t key, int kind, int persistent);
+int wp_req_kind(uintptr_t key, int forget);
+void wp_req_forget(uintptr_t key);
+
+/* The kind recorded for a completion call, from the bit set (1 << kind) of
+ * the kinds of its requests pending on entry (bit 0: unknown):
+ * - any receive: WP_RK_RECV (a receive may be what the call waited for);
+ * - else any unknown request: WP_ROLE_ANY (Late Sender, as before);
+ * - else exactly one collective kind: that kind; more than one: WP_RK_OTHER;
+ * - else sends only: WP_RK_SEND; nothing pending: WP_RK_OTHER. */
+int wp_req_combine(unsigned mask);
+
+/* --- call paths (WAITPROF_CALLPATH_DEPTH) -------------------------------------- */
+#define WP_CALLPATH_MAX 16
+/* Set once at MPI_Init from the configuration (runtime/lifecycle.c). */
+extern int wp_stats_on;        /* WAITPROF_ESTIMATE: 0 = wrappers record nothing */
+extern int wp_callpath_depth;  /* WAITPROF_CALLPATH_DEPTH, 1..16 */
+extern int wp_stats_plain;     /* on and depth 1: the recording path's one test */
+void wp_stats_configure(int on, int callpath_depth);
+/* The call site of a recorded call when the depth is above 1: a nonzero
+ * 64-bit hash of the first depth return addresses from ret (the wrapper's
+ * own return address) outwards, remembered in a per-thread table so that
+ * wp_callpath_get() can give the addresses back after the run.  Returns ret
+ * itself when the stack cannot be read or the table is full. */
+uintptr_t wp_callpath_site(uintptr_t ret);
+/* The return addresses of a call path site, innermost first; 0 if unknown. */
+int wp_callpath_get(uintptr_t site, uintptr_t *pcs, int max);
 
 struct wp_cat {
     uintptr_t site;          /* 0: slot unused */
@@ -60,19 +119,104 @@ static inline int wp_size_class(uint64_t bytes)
 
 /* Histogram bin of a duration in microseconds. */
 int wp_hist_bin(uint64_t us);
+/* The clock's nanoseconds per tick in 32.32 fixed point, as
+ * wp_ticks_duration_ns() (state/clock.h) uses it; set by
+ * wp_stats_configure() after the clock's calibration (1 ns per tick
+ * before). */
+extern uint64_t wp_hist_q32;
+/* The histogram bin of a duration in ticks, the same as
+ * wp_hist_bin(wp_ticks_to_us(ticks)) but cheaper on the recording path: one
+ * multiply instead of a call, divisions by constants (multiplies), and the
+ * decades below 1 ms by comparisons; only longer calls take the loop. */
+static inline int wp_hist_bin_ticks(uint64_t ticks)
+{
+    uint64_t us = (uint64_t)(((unsigned __int128)ticks * wp_hist_q32) >> 32) / 1000;
+    if (us < 10)
+        return (int)us;
+    if (us < 100)
+        return 10 + (int)(us / 10);
+    if (us < 1000)
+        return 20 + (int)(us / 100);
+    return wp_hist_bin(us);
+}
 /* Lower bound in microseconds of a bin. */
 uint64_t wp_hist_bin_low(int bin);
 
-/* Record one call.  Normal context; the first call of a thread reserves its
- * table.  Returns the minimum duration so far (ticks, this call included) of
- * the call's (function, size class, role) at this call site, or the call's
- * own duration when it could not be recorded. */
-uint64_t wp_stats_record(int fn, uint64_t bytes, int role, uintptr_t site, uint64_t t0, uint64_t t1, int early);
 
 /* Insert or update a category in a table (also used to merge tables). */
 struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sclass, int role);
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early);
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
+
+/* --- the recording path (inline: it runs in every recorded call) ---------- */
+
+/* The category of this thread's last recorded call: a loop or a phase calls
+ * the same MPI function at the same site again and again, so most calls
+ * find their category here with two compares instead of a hash probe. */
+extern __thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+/* The slow path: the thread's first call (reserve its table) and any
+ * category other than the last one (probe the table).  NULL when the call
+ * cannot be recorded (no memory; table full: counted in overflow). */
+struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role);
+
+/* fn, sclass and role as one word, as they lie in struct wp_cat. */
+_Static_assert(offsetof(struct wp_cat, sclass) == offsetof(struct wp_cat, fn) + 2 &&
+                   offsetof(struct wp_cat, role) == offsetof(struct wp_cat, fn) + 3,
+               "struct wp_cat: fn, sclass, role must be adjacent");
+static inline uint32_t wp_cat_key(int fn, int sclass, int role)
+{
+    return (uint32_t)(uint16_t)fn | (uint32_t)(uint8_t)sclass << 16 | (uint32_t)(uint8_t)role << 24;
+}
+static inline uint32_t wp_cat_key_of(const struct wp_cat *c)
+{
+    uint32_t k;
+    memcpy(&k, &c->fn, sizeof k);
+    return k;
+}
+
+static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early)
+{
+    c->count++;
+    c->sum += ticks;
+    if (early) {
+        if (c->early_count++ == 0 || ticks < c->early_min)
+            c->early_min = ticks;
+        c->early_sum += ticks;
+    } else if (ticks < c->min) {
+        c->min = ticks;
+    }
+    /* Most calls are below the second largest: one compare. */
+    if (ticks > c->max2) {
+        if (ticks > c->max) {
+            c->max2 = c->max;
+            c->max = ticks;
+        } else {
+            c->max2 = ticks;
+        }
+    }
+    c->hist[bin]++;
+}
+
+
+/* Record one call.  Normal context; the first call of a thread reserves its
+ * table.  Returns the minimum duration so far (ticks, this call included) of
+ * the call's (function, size class, role) at this call site, or the call's
+ * own duration when it could not be recorded. */
+static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, uint64_t bytes, int role,
+                                                                      uintptr_t site, uint64_t t0, uint64_t t1,
+                                       int early)
+{
+    uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
+    int sclass = wp_size_class(bytes);
+    struct wp_cat *c = wp_stats_last;
+    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
+        c = wp_stats_find(site, fn, sclass, role);
+        if (c == NULL)
+            return ticks;
+    }
+    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early);
+    return early ? ticks : c->min;
+}
 
 /* The minimum-duration estimate of one category: calls complete on entry
  * (early) wait zero; each other call waits its excess over min_ns.  With

@@ -28,6 +28,12 @@ struct wp_config {
                           * default 0.5 */
     int source;          /* WAITPROF_SOURCE: auto (-1, default), wrappers (0),
                           * mpit (1), peruse (2); see mpit/source.h */
+    int estimate;        /* WAITPROF_ESTIMATE: 1 (default) the wrappers record
+                          * per-call statistics for the wait-state estimate;
+                          * 0 they do not (no wait states; for measuring
+                          * what the recording costs) */
+    int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
+                          * call site, 1..16, default 1 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
 };
 

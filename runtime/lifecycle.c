@@ -33,6 +33,7 @@
 #include "runtime/log.h"
 #include "runtime/run.h"
 #include "fallback/estimate.h"
+#include "fallback/stats.h"
 #include "mpit/source.h"
 #include "report/partial.h"
 #include "report/profile.h"
@@ -286,6 +287,8 @@ void wp_hook_init(int rc)
      * is classified by it, and before the run's clock starts, since probing
      * (MPI_T's variable list, a self-test) takes time no sample covers. */
     wp_source_select(wp_run.cfg.source, wp_report);
+    /* After the calibration: the estimator's histogram edges are in ticks. */
+    wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;

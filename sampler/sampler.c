@@ -106,7 +106,10 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
 #if defined(__x86_64__)
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
     void *buf[WP_MAX_FRAMES + 16];
-    int n = unw_backtrace(buf, max + 16);
+    /* A wrapper interrupted inside its own unw_backtrace (call paths,
+     * fallback/stats.c) is using the per-thread trace cache: take the slow
+     * path, which does not touch it. */
+    int n = wp_self.unwinding ? 0 : unw_backtrace(buf, max + 16);
     for (int i = 0; i < n && i < 16; i++)
         if ((uintptr_t)buf[i] == pc) {
             start = i;

@@ -20,6 +20,22 @@ CLASSES = ["env", "send", "recv", "sendrecv", "probe", "wait", "test", "start",
            "nxn", "barrier", "one2n", "n2one", "rma", "file", "comm"]
 
 
+# Request kinds (fallback/stats.h): what a completion call completes decides
+# its pattern.  req=KIND on a row that creates requests stores the kind of
+# the new request under its handle; one2n and n2one depend on the role;
+# req=free forgets the handle (MPI_Request_free).
+REQ_KINDS = {
+    "send": "WP_RK_SEND",
+    "recv": "WP_RK_RECV",
+    "nxn": "WP_RK_NXN",
+    "barrier": "WP_RK_BARRIER",
+    "one2n": "wp_rk_one2n(%s)",
+    "n2one": "wp_rk_n2one(%s)",
+    "other": "WP_RK_OTHER",
+    "free": None,
+}
+
+
 def read_table(path):
     rows = []
     with open(path) as f:
@@ -32,8 +48,10 @@ def read_table(path):
                 sys.exit("%s:%d: unknown wait class %r" % (path, lineno, cls))
             for o in line[2:]:
                 k, _, v = o.partition("=")
-                if k not in ("fargs", "before", "after", "nofortran", "via", "newcomm", "freecomm"):
+                if k not in ("fargs", "before", "after", "nofortran", "via", "newcomm", "freecomm", "req", "persist"):
                     sys.exit("%s:%d: unknown directive %r" % (path, lineno, o))
+                if k == "req" and v not in REQ_KINDS:
+                    sys.exit("%s:%d: unknown request kind %r" % (path, lineno, v))
                 opts[k] = v
             rows.append((name, cls, opts))
     return rows
@@ -131,6 +149,38 @@ REMEDY = {
 }
 
 
+# The kinds of the requests a completion call is given, taken on entry
+# (before the remedy's test can complete any): (requests, count or None,
+# forget).  Wait and Waitall complete all of them when they succeed, so the
+# entries are dropped; Waitany and Waitsome complete some, and which handle
+# they completed is gone afterwards, so their entries stay (a cache entry is
+# replaced when the MPI library reuses the handle value).
+COMPLETES = {
+    "MPI_Wait": (0, None, 1),
+    "MPI_Waitall": (1, 0, 1),
+    "MPI_Waitany": (1, 0, 0),
+    "MPI_Waitsome": (1, 0, 0),
+}
+
+
+def request_param(decls):
+    """Index of the MPI_Request * output parameter of a creating call."""
+    idx = [i for i, d in enumerate(decls) if re.search(r"\bMPI_Request\s*\*", d)]
+    return idx[-1] if idx else None
+
+
+def req_kind_expr(kind, names, role_of):
+    """The C expression of a new request's kind; role_of(root index, comm
+    index) gives the role expression for the rooted kinds."""
+    expr = REQ_KINDS[kind]
+    if "%s" in expr:
+        role = record_args(kind, names)[1]
+        if role is None:
+            sys.exit("req=%s needs root and comm parameters" % kind)
+        expr = expr % role_of(*role)
+    return expr
+
+
 def gen_c(name, cname, cls, opts, params):
     decls, names, variadic = name_params(params)
     args = ", ".join(names)
@@ -144,6 +194,19 @@ def gen_c(name, cname, cls, opts, params):
     if "freecomm" in opts:
         check_comm_param(cname, decls, 0)
         out.append("    if (wp_t) wp_src_comm_free(*%s);" % names[0])
+    req = opts.get("req")
+    rq = request_param(decls) if req else None
+    if req and rq is None:
+        sys.exit("%s: req= but no MPI_Request * parameter" % cname)
+    if req == "free":
+        out.append("    if (wp_t)")
+        out.append("        wp_req_forget(wp_req_key(*%s));" % names[rq])
+    role_kind = None
+    if cname in COMPLETES:
+        r, n, forget = COMPLETES[cname]
+        out.append("    int wp_kind = wp_t ? wp_req_kinds(%s, %s, %d) : WP_ROLE_ANY;"
+                   % (names[r], names[n] if n is not None else "1", forget))
+        role_kind = "wp_kind"
     early = "0"
     if cname in REMEDY:
         test, flag = REMEDY[cname]
@@ -156,10 +219,16 @@ def gen_c(name, cname, cls, opts, params):
         early = "wp_early"
     else:
         out.append("    int wp_rc = %s(%s);" % (real, args))
+    if req and req != "free":
+        kind = req_kind_expr(req, names, lambda r, c: "wp_role(%s, %s)" % (names[r], names[c]))
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
+        out.append("        wp_req_put(wp_req_key(*%s), %s, %d);" % (names[rq], kind, int("persist" in opts)))
     if cls in RECORDED:
         size, role = record_args(cls, names)
         bytes_expr = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
         role_expr = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
+        if role_kind:
+            role_expr = role_kind
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
         out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
     out.append("    wp_leave(wp_t);")
@@ -184,30 +253,87 @@ def fortran_names(name):
     return [low + "_", low + "__", low, up, low + "_f08_"]
 
 
-def gen_f(name, cls, opts, names):
+# The remedy in the Fortran wrappers: the library's own Fortran test of the
+# same spelling (mpi_waitall_ -> mpi_testall_, MPI_WAIT -> MPI_TEST, ...),
+# found like the wrapped symbol with dlsym(RTLD_NEXT), because Open MPI's
+# Fortran bindings call PMPI_* directly and never reach the C wrappers.
+# Fortran arguments by C parameter position; the test adds a LOGICAL flag
+# (wp_flag) where the C test does, and its own IERROR (wp_ierr).  Entries:
+# (test arguments, early expression).
+FREMEDY = {
+    "MPI_Wait": ("a0, &wp_flag, a1, &wp_ierr", "wp_flag != 0"),
+    "MPI_Waitall": ("a0, a1, &wp_flag, a2, &wp_ierr", "wp_flag != 0"),
+    "MPI_Waitany": ("a0, a1, a2, &wp_flag, a3, &wp_ierr", "wp_flag != 0"),
+    "MPI_Waitsome": ("a0, a1, a2, a3, a4, &wp_ierr", "*(MPI_Fint *)a2 != 0"),
+}
+
+
+def gen_f(name, cls, opts, names, decls):
     nparams = len(names)
     nargs = int(opts["fargs"]) if "fargs" in opts else nparams + 1
     decl = ", ".join("void *a%d" % i for i in range(nargs))
     call = ", ".join("a%d" % i for i in range(nargs))
+    ierr = "a%d" % (nargs - 1)
+    req = opts.get("req")
+    rq = request_param(decls) if req else None
+    arities = {nargs}
     out = []
     for fname in fortran_names(name):
+        remedy = name in FREMEDY and "fargs" not in opts
         out += ["WP_API void %s(%s)" % (fname, decl), "{",
-                "    static void *wp_real;",
+                "    static void *wp_real;" if not remedy else "    static void *wp_real, *wp_test;",
                 "    wp_thread_t *wp_t = wp_enter(WP_FN_%s);" % name]
         if "before" in opts:
             out.append("    if (wp_t) %s();" % opts["before"])
         if "freecomm" in opts:
             out.append("    if (wp_t) wp_src_comm_free(PMPI_Comm_f2c(*(MPI_Fint *)a0));")
-        out.append("    ((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);"
-                   % (nargs, fname, call))
+        if req == "free":
+            out.append("    if (wp_t)")
+            out.append("        wp_req_forget(wp_freq_key(a%d));" % rq)
+        role_kind = None
+        if name in COMPLETES and "fargs" not in opts:
+            r, n, forget = COMPLETES[name]
+            out.append("    int wp_kind = wp_t ? wp_freq_kinds(a%d, %s, %d) : WP_ROLE_ANY;"
+                       % (r, "a%d" % n if n is not None else "NULL", forget))
+            role_kind = "wp_kind"
+        real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
+        early = "0"
+        if remedy:
+            targs, flag = FREMEDY[name]
+            tn = targs.count(",") + 1
+            arities.add(tn)
+            tname = fname.replace("wait", "test").replace("WAIT", "TEST")
+            out.append("    MPI_Fint wp_flag = 0, wp_ierr = MPI_SUCCESS;" if "wp_flag" in targs
+                       else "    MPI_Fint wp_ierr = MPI_SUCCESS;")
+            out.append("    int wp_early = 0;")
+            out.append("    if (wp_t) {")
+            out.append("        ((wp_fortran_%d_t)wp_fortran_real(&wp_test, \"%s\"))(%s);" % (tn, tname, targs))
+            out.append("        wp_early = wp_ierr == MPI_SUCCESS && (%s);" % flag)
+            out.append("    }")
+            out.append("    if (wp_early) {")
+            out.append("        if (%s)" % ierr)
+            out.append("            *(MPI_Fint *)%s = MPI_SUCCESS;" % ierr)
+            out.append("    } else {")
+            out.append("        " + real)
+            out.append("    }")
+            early = "wp_early"
+        else:
+            out.append("    " + real)
+        ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
+        if req and req != "free" and "fargs" not in opts:
+            kind = req_kind_expr(req, names, lambda r, c: "wp_frole(a%d, a%d)" % (r, c))
+            out.append("    if (wp_t && %s)" % ok)
+            out.append("        wp_req_put(wp_freq_key(a%d), %s, %d);" % (rq, kind, int("persist" in opts)))
         if cls in RECORDED and "fargs" not in opts:
             # Fortran passes every argument by reference, handles as
             # integers (mpi_f08's handle types hold just that integer).
             size, role = record_args(cls, names)
             bytes_expr = "wp_fbytes(a%d, a%d)" % size if size else "0"
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
-            out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
-            out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, 0);" % (name, bytes_expr, role_expr))
+            if role_kind:
+                role_expr = role_kind
+            out.append("    if (wp_t && %s)" % ok)
+            out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
@@ -216,7 +342,7 @@ def gen_f(name, cls, opts, names):
             out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
             out.append("        wp_src_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a%d));" % int(opts["newcomm"]))
         out += ["}", ""]
-    return "\n".join(out), nargs
+    return "\n".join(out), arities
 
 
 def main():
@@ -254,10 +380,10 @@ def main():
         if n + "_c" in protos:
             w.append(gen_c(n, n + "_c", cls, opts, protos[n + "_c"]))
         if "nofortran" not in opts:
-            _, names, _ = name_params(protos[n])
-            text, nargs = gen_f(n, cls, opts, names)
+            decls, names, _ = name_params(protos[n])
+            text, nargs = gen_f(n, cls, opts, names, decls)
             f.append(text)
-            arities.add(nargs)
+            arities |= nargs
     w.append("/* Not declared by this <mpi.h>, so not wrapped: %s */" % (" ".join(skipped) or "none"))
     types = ["typedef void (*wp_fortran_%d_t)(%s);" % (k, ", ".join(["void *"] * k))
              for k in sorted(arities)]

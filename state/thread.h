@@ -33,6 +33,9 @@ typedef struct wp_thread {
     volatile int has_pending;      /* the handler holds samples of the current call */
     volatile int src_seen;         /* a runtime stall source classifies the current
                                     * call (mpit/source.h); set by this thread only */
+    volatile int unwinding;        /* a wrapper is inside unw_backtrace (fallback/stats.c,
+                                    * call paths): the handler must not use libunwind's
+                                    * per-thread trace cache meanwhile */
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));

@@ -37,18 +37,31 @@ tests/mpi/late_sender_f: $(srcdir)/tests/mpi/late_sender.F90
 tests/mpi/late_sender_f08: $(srcdir)/tests/mpi/late_sender.F90
 	$(AM_V_GEN)$(MKDIR_P) tests/mpi/f08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/f08 -o $@ $(srcdir)/tests/mpi/late_sender.F90
 CLEANFILES += tests/mpi/late_sender_f tests/mpi/late_sender_f08
+# The Waitall remedy through the Fortran wrappers (t_ws_waitall_f.sh).
+check_SCRIPTS += tests/mpi/ws_waitall_f tests/mpi/ws_waitall_f08
+tests/mpi/ws_waitall_f: $(srcdir)/tests/mpi/ws_waitall.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/wf && $(MPIFC) -g -O1 -J tests/mpi/wf -o $@ $(srcdir)/tests/mpi/ws_waitall.F90
+tests/mpi/ws_waitall_f08: $(srcdir)/tests/mpi/ws_waitall.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/wf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/wf08 -o $@ $(srcdir)/tests/mpi/ws_waitall.F90
+CLEANFILES += tests/mpi/ws_waitall_f tests/mpi/ws_waitall_f08
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
 	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_launcher.sh \
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
+	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 $(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
-check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall
+check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \
+	tests/mpi/ws_sendwait tests/mpi/ws_callpath
+tests_mpi_ws_callpath_SOURCES = tests/mpi/ws_callpath.c
+tests_mpi_ws_callpath_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ws_sendwait_SOURCES = tests/mpi/ws_sendwait.c
+tests_mpi_ws_sendwait_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_p2p_SOURCES = tests/mpi/ws_p2p.c
 tests_mpi_ws_p2p_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_coll_SOURCES = tests/mpi/ws_coll.c

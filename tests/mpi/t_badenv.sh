@@ -40,6 +40,12 @@ done
 for v in abc -1 101 '' 1e3; do
     run_with 'WAITPROF_THRESHOLD.*0 to 100.*using 0.5' "$o-th" "WAITPROF_THRESHOLD=$v"
 done
+for v in 2 yes ''; do
+    run_with 'WAITPROF_ESTIMATE.*0 or 1.*using 1' "$o-est" "WAITPROF_ESTIMATE=$v"
+done
+for v in 0 17 x '' 2.5; do
+    run_with 'WAITPROF_CALLPATH_DEPTH.*1 to 16.*using 1' "$o-cp" "WAITPROF_CALLPATH_DEPTH=$v"
+done
 run_with 'WAITPROF_OUT is empty' WAITPROF_OUT=
 run_with 'unknown variable WAITPROF_HERTZ' "$o-u" WAITPROF_HERTZ=100
 # A directory that cannot be made: the profile goes to $TMPDIR instead.

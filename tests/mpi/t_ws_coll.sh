@@ -3,7 +3,8 @@
 # of known size injected by tests/mpi/ws_coll.c at 4 ranks: Wait at NxN
 # (MPI_Allreduce, every rank), Wait at Barrier (MPI_Barrier, every rank),
 # Late Broadcast (MPI_Bcast with a late root; the non-roots) and Early Reduce
-# (MPI_Reduce with a late non-root; the root).  One rank is 0.1 s late in 4
+# (MPI_Reduce with a late non-root; the root), and the same through
+# MPI_Iallreduce / MPI_Ibcast completed by MPI_Wait.  One rank is 0.1 s late in 4
 # of the 8 calls of the one call site, so the category has wait-free calls.
 # The estimate (global minimum) must be within 10% or 5 ms of the waits the
 # program measured with shared CLOCK_MONOTONIC timestamps (wp_check_waits).
@@ -28,3 +29,7 @@ wp_check_waits_run "$np" 1 "$prog" reduce
 last=$WP_TMP/waits-$WP_WAITS_N
 [ "$(head -n 1 "$last/waitstates.tsv")" = "# waitprof-waitstates 1" ] || wp_fail "waitstates.tsv: bad first line"
 grep -q "	MPI_Reduce	early_reduce	" "$last/waitstates.tsv" || wp_fail "waitstates.tsv has no early_reduce row"
+# Nonblocking forms: the wait is in the MPI_Wait that completes the request,
+# classified by the request's kind (Wait at NxN; Late Broadcast on non-roots).
+wp_check_waits_run "$np" "$np" "$prog" iallreduce
+wp_check_waits_run "$np" $((np - 1)) "$prog" ibcast

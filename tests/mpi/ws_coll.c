@@ -1,7 +1,7 @@
 /* ws_coll: collective wait states of known size, for checking the
  * minimum-duration wait-state estimate (rank.R.waits) against the truth.
  *
- *   ws_coll allreduce|barrier|bcast|reduce [DELAY seconds, default 0.1] [ITER, default 8]
+ *   ws_coll allreduce|barrier|bcast|reduce|iallreduce|ibcast [DELAY seconds, default 0.1] [ITER, default 8]
  *
  * Meant for 4 ranks; works with 2 or more.  Each rank calls the collective
  * ITER times at ONE call site.  In odd iterations one designated late rank
@@ -14,6 +14,8 @@
  *   barrier    the last rank       the same
  *   bcast      the root (0)        non-roots p: max(0, entry root,i - entry p,i)
  *   reduce     the last rank       the root (0): max(0, max_q(entry q,i) - entry root,i)
+ *   iallreduce as allreduce, with MPI_Iallreduce + MPI_Wait (Wait at NxN in MPI_Wait)
+ *   ibcast     as bcast, with MPI_Ibcast + MPI_Wait (Late Broadcast in MPI_Wait)
  *
  * Entry times are CLOCK_MONOTONIC, which all ranks on one machine share.
  * After the loop they are exchanged with MPI_Allgather (other call sites,
@@ -50,7 +52,7 @@ __attribute__((noinline)) static double compute(double sec)
     return x;
 }
 
-enum mode { ALLREDUCE, BARRIER, BCAST, REDUCE };
+enum mode { ALLREDUCE, BARRIER, BCAST, REDUCE, IALLREDUCE, IBCAST, NMODES };
 
 int main(int argc, char **argv)
 {
@@ -58,24 +60,25 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    static const char *const modes[] = {"allreduce", "barrier", "bcast", "reduce"};
+    static const char *const modes[] = {"allreduce", "barrier", "bcast", "reduce", "iallreduce", "ibcast"};
     const char *arg = argc > 1 ? argv[1] : "";
     int mode = -1;
-    for (int m = 0; m < 4; m++)
+    for (int m = 0; m < NMODES; m++)
         if (strcmp(arg, modes[m]) == 0)
             mode = m;
     double delay = argc > 2 ? atof(argv[2]) : 0.1;
     int iter = argc > 3 ? atoi(argv[3]) : 8;
     if (mode < 0 || size < 2 || iter < 1 || iter > MAX_ITER) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 4 ws_coll allreduce|barrier|bcast|reduce [DELAY] [ITER<=%d]\n",
+            fprintf(stderr, "usage: mpirun -np 4 ws_coll allreduce|barrier|bcast|reduce|iallreduce|ibcast [DELAY] "
+                            "[ITER<=%d]\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* The root is 0 for bcast and reduce.  Bcast: a late root makes the
      * non-roots wait (Late Broadcast); reduce: a late non-root makes the
      * root wait (Early Reduce). */
-    int late = mode == BCAST ? 0 : size - 1;
+    int late = mode == BCAST || mode == IBCAST ? 0 : size - 1;
     double entry[MAX_ITER], in[COUNT], out[COUNT], sink = 0;
     for (int k = 0; k < COUNT; k++)
         in[k] = rank + k;
@@ -103,17 +106,32 @@ int main(int argc, char **argv)
         case REDUCE:
             MPI_Reduce(in, out, COUNT, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             break;
+        case IALLREDUCE:
+        case IBCAST: {
+            /* The nonblocking form returns at once; the wait is in the
+             * MPI_Wait that completes it (its request kind tells the
+             * estimator which pattern). */
+            MPI_Request req;
+            if (mode == IALLREDUCE)
+                MPI_Iallreduce(in, out, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+            else
+                MPI_Ibcast(in, COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            break;
+        }
         }
     }
 
     double *all = malloc((size_t)size * iter * sizeof *all);
     MPI_Allgather(entry, iter, MPI_DOUBLE, all, iter, MPI_DOUBLE, MPI_COMM_WORLD);
     if (rank == 0) {
-        static const char *const pattern[] = {"wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"};
-        static const char *const function[] = {"MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce"};
+        static const char *const pattern[] = {"wait_nxn",     "wait_barrier", "late_broadcast",
+                                              "early_reduce", "wait_nxn",     "late_broadcast"};
+        static const char *const function[] = {"MPI_Allreduce", "MPI_Barrier", "MPI_Bcast",
+                                               "MPI_Reduce",    "MPI_Wait",    "MPI_Wait"};
         for (int p = 0; p < size; p++) {
             /* Only the ranks the pattern can occur on get a truth line. */
-            if ((mode == BCAST && p == 0) || (mode == REDUCE && p != 0))
+            if (((mode == BCAST || mode == IBCAST) && p == 0) || (mode == REDUCE && p != 0))
                 continue;
             double sum = 0;
             printf("detail rank=%d waits=", p);
@@ -124,7 +142,7 @@ int main(int argc, char **argv)
                         last = all[(size_t)q * iter + i];
                 /* bcast: waiting for the root only; the others: for the last
                  * rank to enter (for reduce p is the root). */
-                double w = (mode == BCAST ? all[i] : last) - mine;
+                double w = (mode == BCAST || mode == IBCAST ? all[i] : last) - mine;
                 if (w < 0)
                     w = 0;
                 printf("%s%.6f", i ? "," : "", w);

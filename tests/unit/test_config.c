@@ -489,6 +489,46 @@ START_TEST(test_threshold)
 }
 END_TEST
 
+/* WAITPROF_ESTIMATE (0 or 1, default 1) and WAITPROF_CALLPATH_DEPTH (1..16,
+ * default 1). */
+START_TEST(test_estimate_callpath)
+{
+    struct wp_config c;
+    reset();
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.estimate, 1);
+    ck_assert_int_eq(c.callpath_depth, 1);
+    reset();
+    env_set("WAITPROF_ESTIMATE", "0");
+    env_set("WAITPROF_CALLPATH_DEPTH", "16");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.estimate, 0);
+    ck_assert_int_eq(c.callpath_depth, 16);
+    static const char *const bad[] = {"0", "17", "-1", "", "x", "2.5", " 3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        reset();
+        env_set("WAITPROF_CALLPATH_DEPTH", bad[i]);
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_msg(nlines == 1, "WAITPROF_CALLPATH_DEPTH=\"%s\": %d lines", bad[i], nlines);
+        ck_assert_ptr_nonnull(strstr(lines[0], "from 1 to 16"));
+        ck_assert_ptr_nonnull(strstr(lines[0], "using 1"));
+        ck_assert_int_eq(c.callpath_depth, 1);
+    }
+    static const char *const badb[] = {"2", "yes", ""};
+    for (size_t i = 0; i < sizeof badb / sizeof badb[0]; i++) {
+        reset();
+        env_set("WAITPROF_ESTIMATE", badb[i]);
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_msg(nlines == 1, "WAITPROF_ESTIMATE=\"%s\": %d lines", badb[i], nlines);
+        ck_assert_ptr_nonnull(strstr(lines[0], "WAITPROF_ESTIMATE"));
+        ck_assert_ptr_nonnull(strstr(lines[0], "using 1"));
+        ck_assert_int_eq(c.estimate, 1);
+    }
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -503,6 +543,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_all_bad_together);
     tcase_add_test(tc, test_out_bad);
     tcase_add_test(tc, test_threshold);
+    tcase_add_test(tc, test_estimate_callpath);
     suite_add_tcase(s, tc);
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);

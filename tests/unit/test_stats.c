@@ -7,6 +7,7 @@
 
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
+#include "state/clock.h"
 #include "state/functions.h"
 
 START_TEST(test_size_class)
@@ -138,6 +139,96 @@ START_TEST(test_wait_formula)
 }
 END_TEST
 
+/* The recording path's bin from ticks (a multiply and comparisons)
+ * is the same bin as the one from the duration in microseconds. */
+START_TEST(test_hist_bin_ticks)
+{
+    wp_stats_configure(1, 1);
+    uint64_t t = 0;
+    for (int i = 0; i < 60000; i++) {
+        ck_assert_int_eq(wp_hist_bin_ticks(t), wp_hist_bin(wp_ticks_to_us(t)));
+        /* Dense near 0, then geometric up to beyond the last edge. */
+        t = t < 100000 ? t + 7 : t + t / 512 + 1;
+    }
+    for (int b = 1; b < WP_HIST_BINS; b++) {
+        /* Around each edge: the first and last tick of the bin. */
+        uint64_t us = wp_hist_bin_low(b);
+        for (uint64_t d = 0; d < 3000; d += 97) {
+            uint64_t x = us * 1000 + d;
+            ck_assert_int_eq(wp_hist_bin_ticks(x), wp_hist_bin(wp_ticks_to_us(x)));
+            if (x > 2 * d) {
+                x -= 2 * d;
+                ck_assert_int_eq(wp_hist_bin_ticks(x), wp_hist_bin(wp_ticks_to_us(x)));
+            }
+        }
+    }
+    ck_assert_int_eq(wp_hist_bin_ticks(UINT64_MAX), WP_HIST_BINS - 1);
+}
+END_TEST
+
+/* Completion calls: the kinds of the pending requests combined. */
+START_TEST(test_req_combine)
+{
+#define B(k) (1u << (k))
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_RECV)), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_RECV) | B(WP_RK_SEND)), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_RECV) | B(WP_RK_NXN) | 1u), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_SEND)), WP_RK_SEND);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_SEND) | 1u), WP_ROLE_ANY);
+    ck_assert_int_eq(wp_req_combine(1u), WP_ROLE_ANY);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_NXN) | B(WP_RK_SEND)), WP_RK_NXN);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_BCAST)), WP_RK_BCAST);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_REDUCE)), WP_RK_REDUCE);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_BARRIER)), WP_RK_BARRIER);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_NXN) | B(WP_RK_BARRIER)), WP_RK_OTHER);
+    ck_assert_int_eq(wp_req_combine(B(WP_RK_OTHER) | B(WP_RK_SEND)), WP_RK_SEND);
+    ck_assert_int_eq(wp_req_combine(0), WP_RK_OTHER);
+    /* The pattern of each kind of MPI_Waitall. */
+    int g;
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Waitall, 0, WP_RK_RECV, &g), WP_PAT_LATE_SENDER);
+    ck_assert_int_eq(g, 0);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Waitall, 0, WP_RK_SEND, &g), WP_PAT_NONE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Wait, 0, WP_RK_NXN, &g), WP_PAT_NXN);
+    ck_assert_int_eq(g, 1);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Wait, 0, WP_RK_BARRIER, &g), WP_PAT_BARRIER);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Wait, 0, WP_RK_BCAST, &g), WP_PAT_LATE_BCAST);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Waitsome, 0, WP_RK_REDUCE, &g), WP_PAT_EARLY_REDUCE);
+    ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Waitany, 0, WP_RK_OTHER, &g), WP_PAT_NONE);
+    ck_assert_str_eq(wp_role_name(WP_RK_NXN), "nxn");
+    ck_assert_str_eq(wp_role_name(WP_ROLE_NONROOT), "nonroot");
+#undef B
+}
+END_TEST
+
+/* The per-thread request table: put, look up, forget; persistent entries
+ * survive a completion; a full set evicts instead of failing. */
+START_TEST(test_req_table)
+{
+    ck_assert_int_eq(wp_req_kind(0x1234, 0), 0);
+    wp_req_put(0x1234, WP_RK_RECV, 0);
+    wp_req_put(0x5678, WP_RK_SEND, 1);
+    ck_assert_int_eq(wp_req_kind(0x1234, 0), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_kind(0x1234, 1), WP_RK_RECV); /* completed: forgotten */
+    ck_assert_int_eq(wp_req_kind(0x1234, 0), 0);
+    ck_assert_int_eq(wp_req_kind(0x5678, 1), WP_RK_SEND); /* persistent: kept */
+    ck_assert_int_eq(wp_req_kind(0x5678, 0), WP_RK_SEND);
+    wp_req_forget(0x5678); /* MPI_Request_free */
+    ck_assert_int_eq(wp_req_kind(0x5678, 0), 0);
+    /* A reused handle takes its new kind. */
+    wp_req_put(0x9999, WP_RK_RECV, 0);
+    wp_req_put(0x9999, WP_RK_NXN, 0);
+    ck_assert_int_eq(wp_req_kind(0x9999, 0), WP_RK_NXN);
+    /* Many more live requests than the table holds: no failure, and the
+     * newest are still known. */
+    for (uintptr_t k = 1; k <= 100000; k++)
+        wp_req_put(k * 64, (int)(WP_RK_RECV + k % 2), 0);
+    int known = 0;
+    for (uintptr_t k = 100000 - 63; k <= 100000; k++)
+        known += wp_req_kind(k * 64, 0) == (int)(WP_RK_RECV + k % 2);
+    ck_assert_int_ge(known, 56);
+}
+END_TEST
+
 START_TEST(test_patterns)
 {
     int g;
@@ -176,6 +267,9 @@ int main(void)
     tcase_add_test(tc, test_stats_table);
     tcase_add_test(tc, test_wait_formula);
     tcase_add_test(tc, test_patterns);
+    tcase_add_test(tc, test_hist_bin_ticks);
+    tcase_add_test(tc, test_req_combine);
+    tcase_add_test(tc, test_req_table);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
