@@ -32,7 +32,7 @@ def read_table(path):
                 sys.exit("%s:%d: unknown wait class %r" % (path, lineno, cls))
             for o in line[2:]:
                 k, _, v = o.partition("=")
-                if k not in ("fargs", "before", "after", "nofortran"):
+                if k not in ("fargs", "before", "after", "arg0", "nofortran"):
                     sys.exit("%s:%d: unknown directive %r" % (path, lineno, o))
                 opts[k] = v
             rows.append((name, cls, opts))
@@ -159,6 +159,8 @@ def gen_c(name, cname, cls, opts, params):
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
+    if "arg0" in opts:
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS) %s(%s);" % (opts["arg0"], names[0]))
     out += ["    return wp_rc;", "}", ""]
     return "\n".join(out)
 
@@ -194,15 +196,20 @@ def gen_f(name, cls, opts, names):
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
                        % (opts["after"], nargs - 1, nargs - 1))
+        if "arg0" in opts:
+            out.append("    if (wp_t && a0) %s((int)*(MPI_Fint *)a0);" % opts["arg0"])
         out += ["}", ""]
     return "\n".join(out), nargs
+
+
+HOOK_ARGS = {"before": "void", "after": "int rc", "arg0": "int arg0"}
 
 
 def main():
     table, mpih, outdir = sys.argv[1:4]
     rows = read_table(table)
     protos = read_prototypes(mpih)
-    hooks = sorted({(k, o[k]) for _, _, o in rows for k in ("before", "after") if k in o})
+    hooks = sorted({(k, o[k]) for _, _, o in rows for k in ("before", "after", "arg0") if k in o})
 
     h = [BANNER, "#ifndef WP_FUNCTIONS_GEN_H", "#define WP_FUNCTIONS_GEN_H", "",
          "/* Function ids: one per table row, stable for a given table. */",
@@ -219,10 +226,10 @@ def main():
     c += ["};", ""]
 
     w = [BANNER, '#include "state/wrap.h"', ""]
-    w += ["void %s(%s);" % (hook, "int rc" if k == "after" else "void") for k, hook in hooks]
+    w += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     w.append("")
     f = [BANNER, '#include "state/wrap.h"', ""]
-    f += ["void %s(%s);" % (hook, "int rc" if k == "after" else "void") for k, hook in hooks]
+    f += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     f.append("")
     arities, skipped = set(), []
     for n, cls, opts in rows:

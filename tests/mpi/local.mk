@@ -57,3 +57,11 @@ tests_mpi_ws_waitall_SOURCES = tests/mpi/ws_waitall.c
 tests_mpi_ws_waitall_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_stall_SOURCES = tests/mpi/ws_stall.c
 tests_mpi_ws_stall_CFLAGS = $(WP_TEST_CFLAGS)
+
+# Rank and time selection, the memory budget (issue 5).
+check_PROGRAMS += tests/mpi/select
+tests_mpi_select_SOURCES = tests/mpi/select.c
+tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)
+WP_SELECT_TESTS = tests/mpi/t_select.sh tests/mpi/t_window.sh tests/mpi/t_budget.sh
+TESTS += $(WP_SELECT_TESTS)
+EXTRA_DIST += $(WP_SELECT_TESTS)

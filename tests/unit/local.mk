@@ -19,7 +19,7 @@ check_PROGRAMS += tests/unit/test_config tests/unit/test_store tests/unit/test_f
 	tests/unit/test_functions
 TESTS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
 	tests/unit/test_functions
-tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h
+tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h runtime/select.c runtime/select.h
 tests_unit_test_config_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_config_LDADD = $(CHECK_LIBS)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h
