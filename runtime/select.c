@@ -285,7 +285,9 @@ int wp_window_parse(const char *s, double *every, double *dur, char *why, size_t
         snprintf(why, whylen, "empty");
         return -1;
     }
-    if (strncmp(s, "every:", 6) != 0 || strspn(s + 6, "0123456789.") == 0) {
+    /* Plain decimals only (no exponents, signs or spaces). */
+    if (strncmp(s, "every:", 6) != 0 || strspn(s + 6, "0123456789.") == 0 ||
+        s[6 + strspn(s + 6, "0123456789.")] != ',') {
         snprintf(why, whylen, "expected every:SECONDS,for:SECONDS");
         return -1;
     }

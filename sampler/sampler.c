@@ -510,10 +510,34 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
         wp_toggles_lost++;
 }
 
+/* Pieces that touch (a zero-length pause) are reported as one. */
+struct wp_coalesce {
+    void (*fn)(uint64_t, uint64_t, void *);
+    void *arg;
+    uint64_t a, b;
+    int have;
+};
+
+static void wp_coalesce_add(uint64_t a, uint64_t b, void *arg)
+{
+    struct wp_coalesce *c = arg;
+    if (c->have && a <= c->b) {
+        if (b > c->b)
+            c->b = b;
+        return;
+    }
+    if (c->have && c->fn)
+        c->fn(c->a, c->b, c->arg);
+    c->a = a;
+    c->b = b;
+    c->have = 1;
+}
+
 uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b, void *arg), void *arg,
                               uint64_t *lost_toggles)
 {
     uint64_t end = end_ns > wp_cfg.t0_ns ? end_ns - wp_cfg.t0_ns : 0, total = 0, from = 0;
+    struct wp_coalesce co = {fn, arg, 0, 0, 0};
     /* Sampling starts running; each logged toggle flips it (only changes
      * are logged).  When toggles were lost, the log ends early and the rest
      * counts as in the last logged state (said in lost_toggles). */
@@ -521,10 +545,12 @@ uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b
     for (int i = 0; i <= n; i++) {
         uint64_t t = i < n && wp_toggles[i] < end ? wp_toggles[i] : end;
         if (running && from < t)
-            total += wp_window_pieces(&wp_cfg.tsel, from, t, fn, arg);
+            total += wp_window_pieces(&wp_cfg.tsel, from, t, wp_coalesce_add, &co);
         from = t;
         running = !running;
     }
+    if (co.have && fn)
+        fn(co.a, co.b, arg);
     *lost_toggles = wp_toggles_lost;
     return total;
 }

@@ -115,6 +115,10 @@ int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, in
 }
 
 #define WP_SHORT_FRAMES 4
+/* Pressure stops at 5 (room left at most 1/64): a full store keeps its
+ * room for shortened stacks, and a lower rate would no longer save memory,
+ * only lose detail. */
+#define WP_PRESSURE_MAX 5
 
 static uint32_t wp_soft_stacks(const struct wp_store *s)
 {
@@ -150,7 +154,7 @@ int wp_store_pressure(const struct wp_store *s)
     uint64_t lf = s->arena_used >= mf || mf == 0 ? 0 : (mf - s->arena_used) * 1024 / mf;
     uint64_t left = ls < lf ? ls : lf;
     int k = 0;
-    while (k < 10 && left <= (512u >> k))
+    while (k < WP_PRESSURE_MAX && left <= (512u >> k))
         k++;
     return k;
 }

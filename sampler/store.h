@@ -95,7 +95,8 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes);
 int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
 
 /* How close the store is to its soft limits: k when the room left is at most
- * 2^-(k+1) of it (0: less than half used), at most 10.  The sampler halves
+ * 2^-k of it (0: less than half used), at most 5, so the rate is halved at
+ * most five times (1/32 of the configured rate).  The sampler halves
  * the rate each time this passes log2(stride).  Async-signal-safe. */
 int wp_store_pressure(const struct wp_store *s);
 void wp_store_destroy(struct wp_store *s);

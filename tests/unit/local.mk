@@ -46,3 +46,15 @@ nodist_tests_unit_test_stats_SOURCES = state/functions.gen.c
 tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)
 endif
+
+# --- rank and time selection: the WAITPROF_RANKS and WAITPROF_WINDOW parsers, the
+# window arithmetic, and the bad-value reports of the new variables
+# (tests/unit/test_select.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_select
+TESTS += tests/unit/test_select
+tests_unit_test_select_SOURCES = tests/unit/test_select.c runtime/select.c runtime/select.h runtime/config.c \
+	runtime/config.h
+tests_unit_test_select_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_select_LDADD = $(CHECK_LIBS)
+endif
