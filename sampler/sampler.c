@@ -44,6 +44,8 @@ static int wp_started;       /* sampler_start ran; never reset */
 static int wp_running;       /* handlers store samples; read with atomics */
 static int wp_dl_busy;       /* threads inside code that may hold the loader lock */
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
+static int wp_has_tsel;      /* START, STOP or WINDOW is set */
+static uint64_t wp_period_ns; /* the configured sampling period */
 
 /* The pool all stores are carved from (see sampler.h), and what it could
  * not serve. */
@@ -206,13 +208,24 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         goto done;
     struct wp_store *s = slot->store;
     uint64_t t0 = wp_now_ns();
-    /* Time selection: MPI_Pcontrol(0) and the START/STOP/WINDOW settings.
-     * wp_window_on is arithmetic only. */
-    if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED) || !wp_window_on(&wp_cfg.tsel, t0 - wp_cfg.t0_ns))
+    if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED))
         goto done;
-    /* Each expiration stands for stride configured periods. */
     uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
-    w *= s->stride ? s->stride : 1;
+    uint32_t stride = s->stride ? s->stride : 1;
+    /* Time selection (START/STOP/WINDOW): the w expirations this signal
+     * stands for happened over the last w periods, not all now (a thread
+     * that was not scheduled gets them late, in one signal).  Count only
+     * those that fall into the selected time: the selected part of that
+     * span, in periods, rounded.  wp_window_pieces is arithmetic only. */
+    if (wp_has_tsel) {
+        uint64_t period = wp_period_ns * stride, rel = t0 - wp_cfg.t0_ns, span = w * period;
+        uint64_t in = wp_window_pieces(&wp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
+        w = (in + period / 2) / period;
+        if (w == 0)
+            goto done;
+    }
+    /* Each expiration stands for stride configured periods. */
+    w *= stride;
     if (__atomic_load_n(&wp_dl_busy, __ATOMIC_ACQUIRE)) {
         s->dropped_dl += w;
         goto done;
@@ -431,6 +444,8 @@ WP_EXPORT int dlclose(void *handle)
 int wp_sampler_start(const struct wp_sampler_config *cfg)
 {
     wp_cfg = *cfg;
+    wp_has_tsel = wp_cfg.tsel.start_ns || wp_cfg.tsel.stop_ns || wp_cfg.tsel.every_ns;
+    wp_period_ns = 1000000000ull / (uint64_t)(wp_cfg.hz > 0 ? wp_cfg.hz : 1);
     if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
         wp_cfg.max_frames = WP_MAX_FRAMES;
     struct sigaction old;
@@ -510,7 +525,8 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
         wp_toggles_lost++;
 }
 
-/* Pieces that touch (a zero-length pause) are reported as one. */
+/* Pieces less than a millisecond apart (a pause of no length) are reported
+ * as one; the selected time is still summed exactly. */
 struct wp_coalesce {
     void (*fn)(uint64_t, uint64_t, void *);
     void *arg;
@@ -521,7 +537,7 @@ struct wp_coalesce {
 static void wp_coalesce_add(uint64_t a, uint64_t b, void *arg)
 {
     struct wp_coalesce *c = arg;
-    if (c->have && a <= c->b) {
+    if (c->have && a <= c->b + 1000000) { /* apart by less than the 1 ms shown */
         if (b > c->b)
             c->b = b;
         return;

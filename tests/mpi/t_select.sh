@@ -8,9 +8,10 @@
 #   short; the selected ranks' Wait at Barrier estimates must match the time
 #   rank 3 computed (they would be near 0 if the minimum came from the
 #   selected ranks alone), and waitstates.tsv names rank 3 as the minimum.
-#   Tolerance: -10% .. +10% of the truth, plus 10 ms per 8 ranks above it
-#   (on 2 cores, 32 spinning ranks leave a barrier up to a few ms apart,
-#   which the estimate counts as waiting and the truth does not).
+#   Accepted: from 90% of the truth up to the time the rank itself measured
+#   inside the barrier (the estimate is that time minus calls x minimum; on
+#   2 cores many spinning ranks leave a barrier some ms apart, which the
+#   estimate counts as waiting and the truth does not).
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/select
 
@@ -57,8 +58,9 @@ for np in 8 32; do
     for r in 1 5 6; do
         truth=$(sed -n "s/^truth rank=$r .*wait=//p" "$out.stdout")
         got=$(wp_waits_sum "$out/rank.$r.waits" MPI_Barrier wait_barrier) || wp_fail "rank.$r.waits: no barrier row"
-        wp_check_between "$np ranks: rank $r Wait at Barrier, s (truth $truth)" "$got" \
-            "$(wp_calc "$truth * 0.9")" "$(wp_calc "$truth * 1.1 + 0.01 * $np / 8")"
+        inside=$(sed -n "s/^detail rank=$r measured_in_barrier=//p" "$out.stdout")
+        wp_check_between "$np ranks: rank $r Wait at Barrier, s (truth $truth, measured inside $inside)" "$got" \
+            "$(wp_calc "$truth * 0.9")" "$(wp_calc "$inside * 1.02 + 0.002")"
     done
     minrank=$(awk -F '\t' 'NR > 2 && $2 == "MPI_Barrier" && $4 > max { max = $4; r = $9 } END { print r }' "$out/waitstates.tsv")
     [ "$minrank" = 3 ] || { cat "$out/waitstates.tsv" >&2; wp_fail "$np ranks: minimum wait at the barrier from rank '$minrank', expected 3"; }
