@@ -279,6 +279,9 @@ static void wp_select_ranks(void)
     wp_run.nselected = wp_ranks_count(r, wp_run.size);
 }
 
+/* Finalize timing for sampling.txt (rank 0's view; bench/finalize_scale.sh). */
+static uint64_t wp_fin_t0, wp_est_ns;
+
 static struct wp_timesel wp_timesel_of(const struct wp_config *c)
 {
     struct wp_timesel t = {(uint64_t)(c->start_s * 1e9), (uint64_t)(c->stop_s * 1e9), (uint64_t)(c->every_s * 1e9),
@@ -377,6 +380,10 @@ static void wp_finalize_summary(void)
                     (unsigned long long)wp_run.cfg.memory);
             fprintf(f, "samples=%llu\nmerged=%llu\ndropped=%llu\nthreads_unsampled=%llu\n", sum[0], sum[5], sum[1],
                     sum[6]);
+            /* Seconds from the start of waitprof's MPI_Finalize work to
+             * here (all its reductions done), and of that the estimator's. */
+            fprintf(f, "finalize_s=%.6f\nfinalize_estimate_s=%.6f\n", (wp_now_ns() - wp_fin_t0) * 1e-9,
+                    wp_est_ns * 1e-9);
             if (fclose(f) != 0)
                 wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
         } else {
@@ -460,13 +467,15 @@ void wp_hook_finalize(void)
 {
     if (!wp_run.active || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
         return;
+    wp_fin_t0 = wp_now_ns();
     struct wp_folded mine = {0};
     wp_write_rank("complete", &mine);
     wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
+    uint64_t est0 = wp_now_ns();
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir, wp_run.selected,
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
-
+    wp_est_ns = wp_now_ns() - est0;
     wp_finalize_summary();
     PMPI_Comm_free(&wp_comm);
 }
