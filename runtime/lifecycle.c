@@ -393,18 +393,25 @@ static void wp_finalize_summary(void)
     if (wp_run.cfg.quiet)
         return;
     /* What was left out, said only when something was. */
-    char extra[1024] = "";
-    size_t e = 0;
-    if (sum[7] < (unsigned long long)wp_run.size)
-        e += (size_t)snprintf(extra + e, sizeof extra - e, "; ranks sampled %s", ranks);
-    if (sum[8])
-        e += (size_t)snprintf(extra + e, sizeof extra - e, "; sampled %.3f-%.3f s per rank (intervals %.200s)", smin, smax,
-                              first >= 0 ? iv : "none");
-    if (gmx[0] > 1)
-        e += (size_t)snprintf(extra + e, sizeof extra - e, "; rate lowered to %g Hz to fit WAITPROF_MEMORY", hz_final);
-    if (sum[5] || sum[6])
-        e += (size_t)snprintf(extra + e, sizeof extra - e, "; %llu samples kept under shortened stacks, %llu threads not sampled",
-                              sum[5], sum[6]);
+    char extra[1024] = "", part[512];
+    if (sum[7] < (unsigned long long)wp_run.size) {
+        snprintf(part, sizeof part, "; ranks sampled %s", ranks);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (sum[8]) {
+        snprintf(part, sizeof part, "; sampled %.3f-%.3f s per rank (intervals %.200s)", smin, smax,
+                 first >= 0 ? iv : "none");
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (gmx[0] > 1) {
+        snprintf(part, sizeof part, "; rate lowered to %g Hz to fit WAITPROF_MEMORY", hz_final);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (sum[5] || sum[6]) {
+        snprintf(part, sizeof part, "; %llu samples kept under shortened stacks, %llu threads not sampled", sum[5],
+                 sum[6]);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
     if (wp_run.have_dir)
         wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
                "%llu unwind failures; profile in %s/ (summary.txt, all.svg, all.folded)%s",

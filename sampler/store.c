@@ -137,7 +137,10 @@ int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t 
         return 0;
     /* The stack is leaf first: its outermost frames are at the end. */
     int k = n < WP_SHORT_FRAMES ? n : WP_SHORT_FRAMES;
-    if ((k < n && wp_store_insert(s, state, fn, ips + (n - k), k, weight, hard, s->arena_cap) == 0) ||
+    /* The last sixteenth of the table is kept for the frameless entries, one
+     * per (state, function), so that they can always be made. */
+    if ((k < n &&
+         wp_store_insert(s, state, fn, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap) == 0) ||
         wp_store_insert(s, state, fn, ips, 0, weight, hard, s->arena_cap) == 0) {
         s->merged += weight;
         return 0;

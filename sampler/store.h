@@ -86,9 +86,9 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes);
 
 /* Like wp_store_add, but for a store of bounded size that must not lose
  * weight: a new stack is stored whole while the table is at most 5/8 full
- * and the arena 7/8 used; past that, under its 4 outermost frames (the
- * rest of the room is kept for such shortened stacks), or failing that
- * under no frame at all, and the weight is counted in merged.  Only when
+ * and the arena 7/8 used; past that, under its 4 outermost frames (while
+ * the table is at most 11/16 full), or failing that under no frame at all
+ * (up to 3/4), and the weight is counted in merged.  Only when
  * even that is impossible is it counted in dropped_full.  The state and the
  * MPI function are always kept, so the weighted totals per state and per
  * function stay exact.  Async-signal-safe. */
