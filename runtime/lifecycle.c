@@ -347,10 +347,7 @@ static void wp_finalize_summary(void)
                        wp_run.selected ? -(long long)sampled_ns : LLONG_MIN};
     long long gmx[3] = {0, 0, 0};
     PMPI_Reduce(mx, gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
-    long first = -1;
-    for (long r = 0; r < wp_run.size && first < 0 && wp_run.nselected > 0; r++)
-        if (wp_ranks_has(&wp_run.cfg.ranks, r))
-            first = r;
+    long first = wp_ranks_first(&wp_run.cfg.ranks, wp_run.size);
     if (first > 0 && wp_run.rank == first)
         PMPI_Send(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm);
     if (wp_run.rank != 0)

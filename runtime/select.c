@@ -215,6 +215,7 @@ int wp_ranks_fit(struct wp_ranks *r, long size, char *note, size_t notelen)
                     break;
                 }
         }
+    r->overlap = overlap;
     if (!beyond && !overlap)
         return 0;
     if (k == 0) {
@@ -240,9 +241,34 @@ long wp_ranks_count(const struct wp_ranks *r, long size)
     if (r->kind == WP_RANKS_RANDOM)
         return r->nrandom < size ? r->nrandom : size;
     long n = 0;
+    if (!r->overlap) {
+        for (int i = 0; i < r->nitems; i++)
+            if (r->items[i].first < size) {
+                long last = r->items[i].last < size ? r->items[i].last : size - 1;
+                n += (last - r->items[i].first) / r->items[i].stride + 1;
+            }
+        return n;
+    }
     for (long x = 0; x < size; x++)
         n += wp_ranks_has(r, x);
     return n;
+}
+
+long wp_ranks_first(const struct wp_ranks *r, long size)
+{
+    if (r->kind == WP_RANKS_NONE || size <= 0)
+        return -1;
+    if (r->kind == WP_RANKS_LIST) {
+        long first = -1;
+        for (int i = 0; i < r->nitems; i++)
+            if (r->items[i].first < size && (first < 0 || r->items[i].first < first))
+                first = r->items[i].first;
+        return first;
+    }
+    for (long x = 0; x < size; x++)
+        if (wp_ranks_has(r, x))
+            return x;
+    return -1;
 }
 
 void wp_ranks_format(const struct wp_ranks *r, long size, char *out, size_t cap)

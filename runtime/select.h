@@ -34,6 +34,7 @@ struct wp_ranks {
     struct wp_rank_item items[WP_RANKS_MAX_ITEMS];
     long nrandom;           /* random:N */
     long domain;            /* random: the job size, set by wp_ranks_fit */
+    int overlap;            /* list: some rank is named twice (wp_ranks_fit) */
     unsigned long long seed;
     int has_seed;
 };
@@ -53,8 +54,13 @@ int wp_ranks_fit(struct wp_ranks *r, long size, char *note, size_t notelen);
 /* Is rank selected (after wp_ranks_fit)? */
 int wp_ranks_has(const struct wp_ranks *r, long rank);
 
-/* Number of selected ranks among 0..size-1 (after wp_ranks_fit). */
+/* Number of selected ranks among 0..size-1 (after wp_ranks_fit).  O(items)
+ * for lists without overlap, else a walk over the ranks. */
 long wp_ranks_count(const struct wp_ranks *r, long size);
+
+/* The lowest selected rank, or -1 (after wp_ranks_fit).  O(items) for lists,
+ * about size / N tests for random:N. */
+long wp_ranks_first(const struct wp_ranks *r, long size);
 
 /* The selected ranks of 0..size-1 as compressed ranges, "0-3,5,8-9" ("none"
  * when empty); cut with ",..." when longer than cap allows. */

@@ -46,6 +46,31 @@ START_TEST(test_list_counts_and_membership)
     ck_assert(wp_ranks_has(&r, 4032));
     ck_assert(!wp_ranks_has(&r, 4095));
     ck_assert(!wp_ranks_has(&r, 2049));
+    ck_assert_int_eq(wp_ranks_first(&r, 100000), 2048);
+    /* Counting by items and by walking agree, with and without overlap. */
+    static const char *const lists[] = {"1,5-6", "0-15,1024,2048-4095:64", "7-99:3,3", "0-3,2-5", "0-9:2,4-9:4",
+                                        "90-200"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        ck_assert_int_eq(wp_ranks_parse(lists[i], &r, why, sizeof why), 0);
+        wp_ranks_fit(&r, 100, note, sizeof note);
+        long walk = 0, first = -1;
+        for (long x = 0; x < 100; x++)
+            if (wp_ranks_has(&r, x)) {
+                walk++;
+                if (first < 0)
+                    first = x;
+            }
+        ck_assert_msg(wp_ranks_count(&r, 100) == walk, "%s: %ld vs %ld", lists[i], wp_ranks_count(&r, 100), walk);
+        ck_assert_int_eq(wp_ranks_first(&r, 100), first);
+    }
+    ck_assert_int_eq(wp_ranks_parse("none", &r, why, sizeof why), 0);
+    ck_assert_int_eq(wp_ranks_first(&r, 100), -1);
+    ck_assert_int_eq(wp_ranks_parse("random:4:9", &r, why, sizeof why), 0);
+    wp_ranks_fit(&r, 1000, note, sizeof note);
+    long f = wp_ranks_first(&r, 1000);
+    ck_assert(f >= 0 && wp_ranks_has(&r, f));
+    for (long x = 0; x < f; x++)
+        ck_assert(!wp_ranks_has(&r, x));
 }
 END_TEST
 
