@@ -7,6 +7,7 @@
 
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
+#include "fallback/wsreduce.h"
 #include "runtime/log.h"
 #include "sampler/symbolize.h"
 #include "state/clock.h"
@@ -43,15 +44,6 @@ static int wp_row_cmp(const void *a, const void *b)
     return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : strcmp(x->site, y->site);
 }
 
-/* Rank 0's table: one line per (site, function, pattern) over all ranks. */
-struct wp_agg {
-    char site[512];
-    int fn, pattern;
-    uint64_t calls, time_ns, wait_ns;
-    double wmin, wmax;
-    int rmin, rmax, nranks, last_rank;
-};
-
 static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, double run_total, double threshold)
 {
     fprintf(f, "waitprof wait states (minimum-duration estimate, PMPI wrappers)\n");
@@ -65,8 +57,8 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
         if (run_total <= 0 || wait < threshold * run_total)
             continue;
         /* Ranks without a row for this site waited zero there. */
-        double wmin = agg[i].nranks < size ? 0 : agg[i].wmin;
-        int rmin = agg[i].nranks < size ? -1 : agg[i].rmin;
+        double wmin = agg[i].nranks < (uint64_t)size ? 0 : agg[i].wmin;
+        int rmin = agg[i].nranks < (uint64_t)size ? -1 : (int)agg[i].rmin;
         char rmins[16];
         if (rmin < 0)
             snprintf(rmins, sizeof rmins, "others");
@@ -75,7 +67,7 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
         fprintf(f, "%-40s %-16s %-15s %9llu %11.3f %11.3f %6.2f%%  %.3f (%s) / %.3f / %.3f (%d)\n", agg[i].site,
                 wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, 100.0 * wait / run_total, wmin, rmins, wait / size, agg[i].wmax,
-                agg[i].rmax);
+                (int)agg[i].rmax);
         shown++;
     }
     if (shown == 0)
@@ -90,18 +82,18 @@ static void wp_write_tsv(FILE *f, const struct wp_agg *agg, size_t n, int size, 
                "\twait_avg_s\twait_max_s\twait_max_rank\n");
     for (size_t i = 0; i < n; i++) {
         double wait = agg[i].wait_ns * 1e-9;
-        int all = agg[i].nranks == size;
+        int all = agg[i].nranks == (uint64_t)size;
         fprintf(f, "%s\t%s\t%s\t%llu\t%.9f\t%.9f\t%.6f\t%.9f\t%d\t%.9f\t%.9f\t%d\n", agg[i].site,
                 wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, run_total > 0 ? wait / run_total : 0, all ? agg[i].wmin : 0,
-                all ? agg[i].rmin : -1, wait / size, agg[i].wmax, agg[i].rmax);
+                all ? (int)agg[i].rmin : -1, wait / size, agg[i].wmax, (int)agg[i].rmax);
     }
 }
 
 static int wp_agg_cmp(const void *a, const void *b)
 {
     const struct wp_agg *x = a, *y = b;
-    return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : strcmp(x->site, y->site);
+    return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : wp_agg_key_cmp(x, y);
 }
 
 /* A call site's name: its return address as "func (file:line)", or with
@@ -131,8 +123,71 @@ static void wp_site_name(struct wp_symbolizer *sy, uintptr_t site, char *buf, si
     }
 }
 
-int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
-                         double threshold)
+/* Reduce the lists of all ranks to rank 0 along a binomial tree: in step k
+ * (mask 2^k) a rank with bit k set sends its list to rank - 2^k and is done;
+ * the others receive from rank + 2^k and merge.  ceil(log2 P) steps; each
+ * list holds one record per distinct (site, function, pattern), so rank 0
+ * receives at most log2 P lists of that length, never per-rank data.
+ * Every rank takes part even with nothing to send (an empty message), so a
+ * rank out of memory cannot leave its parent waiting; what it could not keep
+ * is reported on that rank.  Returns the merged list at rank 0 (*n set),
+ * NULL elsewhere or on failure. */
+#define WP_TAG_WAITS 7706
+static struct wp_agg *wp_agg_tree(MPI_Comm comm, int rank, int size, struct wp_agg *mine, size_t *n)
+{
+    struct wp_agg *cur = mine;
+    size_t ncur = *n;
+    for (int mask = 1; mask < size; mask <<= 1) {
+        if (rank & mask) {
+            size_t bytes = ncur * sizeof *cur;
+            if (bytes > (size_t)INT32_MAX) {
+                wp_log_always("waitprof: rank %d: wait-state list too large to send; its figures are left out", rank);
+                bytes = 0;
+            }
+            PMPI_Send(cur, (int)bytes, MPI_BYTE, rank - mask, WP_TAG_WAITS, comm);
+            free(cur);
+            *n = 0;
+            return NULL;
+        }
+        if (rank + mask >= size)
+            continue;
+        MPI_Status st;
+        int bytes = 0;
+        PMPI_Probe(rank + mask, WP_TAG_WAITS, comm, &st);
+        PMPI_Get_count(&st, MPI_BYTE, &bytes);
+        size_t nin = (size_t)bytes / sizeof *cur;
+        struct wp_agg *in = malloc(bytes > 0 ? (size_t)bytes : 1);
+        struct wp_agg *out = in ? malloc((ncur + nin + 1) * sizeof *out) : NULL;
+        /* The child's message must be received whatever happens, or the
+         * child would wait forever.  Without room for it, it is received
+         * into one record and so truncated: waitprof's communicator returns
+         * errors instead of aborting (runtime/lifecycle.c), and a truncated
+         * message is still consumed. */
+        if (in == NULL) {
+            struct wp_agg one;
+            PMPI_Recv(&one, (int)sizeof one, MPI_BYTE, rank + mask, WP_TAG_WAITS, comm, MPI_STATUS_IGNORE);
+            wp_log_always("waitprof: rank %d: no memory to merge the wait states of ranks %d..%d; left out", rank,
+                          rank + mask, rank + 2 * mask - 1);
+            continue;
+        }
+        PMPI_Recv(in, bytes, MPI_BYTE, rank + mask, WP_TAG_WAITS, comm, MPI_STATUS_IGNORE);
+        if (out == NULL) {
+            wp_log_always("waitprof: rank %d: no memory to merge the wait states of ranks %d..%d; left out", rank,
+                          rank + mask, rank + 2 * mask - 1);
+            free(in);
+            continue;
+        }
+        ncur = wp_agg_merge(cur, ncur, in, nin, out);
+        free(cur);
+        free(in);
+        cur = out;
+    }
+    *n = ncur;
+    return cur;
+}
+
+int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
+                         double run_seconds, double threshold)
 {
     /* 1. One table for the rank. */
     uint32_t slots = 4096;
@@ -247,8 +302,8 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     }
     wp_symbolizer_free(sy);
 
-    /* 4. This rank's file. */
-    if (have_dir) {
+    /* 4. This rank's file, when the rank is selected (WAITPROF_RANKS). */
+    if (have_dir && write_rank) {
         char path[4200];
         snprintf(path, sizeof path, "%s/rank.%d.waits", dir, rank);
         FILE *f = fopen(path, "w");
@@ -279,88 +334,31 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         }
     }
 
-    /* 5. Rank 0's table: gather (site, function, pattern) sums.  Rows with no
-     *    pattern or no wait carry nothing to the table. */
-    int mine = 0;
-    for (size_t i = 0; i < nrows; i++)
-        mine += rows[i].pattern != WP_PAT_NONE;
-    int *counts = rank == 0 ? calloc((size_t)size, sizeof *counts) : NULL;
-    int *displs = rank == 0 ? calloc((size_t)size, sizeof *displs) : NULL;
-    PMPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-    struct wp_row *sendbuf = calloc(mine ? (size_t)mine : 1, sizeof *sendbuf);
-    int k = 0;
-    for (size_t i = 0; sendbuf && i < nrows; i++)
-        if (rows[i].pattern != WP_PAT_NONE)
-            sendbuf[k++] = rows[i];
-    long long total = 0;
-    struct wp_row *allrows = NULL;
-    if (rank == 0 && counts && displs) {
-        for (int r = 0; r < size; r++) {
-            displs[r] = (int)(total * (long long)sizeof(struct wp_row));
-            total += counts[r];
-        }
-        allrows = total ? calloc((size_t)total, sizeof *allrows) : NULL;
-        for (int r = 0; r < size; r++)
-            counts[r] = allrows ? counts[r] * (int)sizeof(struct wp_row) : 0;
+    /* 5. Rank 0's table: this rank's rows with a pattern, one record per
+     *    (site, function, pattern), reduced over all ranks (selected or
+     *    not: the estimate is cheap and covers the whole job). */
+    size_t nagg = 0;
+    struct wp_agg *agg = calloc(nrows ? nrows : 1, sizeof *agg);
+    for (size_t i = 0; agg && i < nrows; i++) {
+        if (rows[i].pattern == WP_PAT_NONE)
+            continue;
+        struct wp_agg *a = &agg[nagg++];
+        snprintf(a->site, sizeof a->site, "%s", rows[i].site);
+        a->fn = rows[i].fn;
+        a->pattern = rows[i].pattern;
+        a->calls = rows[i].calls;
+        a->time_ns = rows[i].time_ns;
+        a->wait_ns = rows[i].wait_ns;
+        a->nranks = 1;
+        a->wmin = a->wmax = rows[i].wait_ns * 1e-9;
+        a->rmin = a->rmax = rank;
     }
-    int ok0 = rank != 0 || (allrows != NULL || total == 0);
-    PMPI_Bcast(&ok0, 1, MPI_INT, 0, comm);
-    PMPI_Gatherv(sendbuf, (ok0 && sendbuf) ? k * (int)sizeof(struct wp_row) : 0, MPI_BYTE, allrows, counts,
-                 displs, MPI_BYTE, 0, comm);
+    if (agg == NULL && nrows)
+        wp_log_always("waitprof: rank %d: no memory for its wait-state rows; they are left out of waitstates.txt",
+                      rank);
+    nagg = wp_agg_normalize(agg, nagg);
+    agg = wp_agg_tree(comm, rank, size, agg, &nagg);
     if (rank == 0 && have_dir) {
-        struct wp_agg *agg = calloc(total ? (size_t)total : 1, sizeof *agg);
-        size_t nagg = 0;
-        long long idx = 0;
-        for (int r = 0; agg && allrows && r < size; r++) {
-            long long end = idx + counts[r] / (long long)sizeof(struct wp_row);
-            for (; idx < end; idx++) {
-                const struct wp_row *w = &allrows[idx];
-                size_t j = 0;
-                while (j < nagg && !(agg[j].fn == w->fn && agg[j].pattern == w->pattern &&
-                                     strcmp(agg[j].site, w->site) == 0))
-                    j++;
-                if (j == nagg) {
-                    memset(&agg[j], 0, sizeof agg[j]);
-                    snprintf(agg[j].site, sizeof agg[j].site, "%s", w->site);
-                    agg[j].fn = w->fn;
-                    agg[j].pattern = w->pattern;
-                    agg[j].last_rank = -1;
-                    nagg++;
-                }
-                struct wp_agg *a = &agg[j];
-                a->calls += w->calls;
-                a->time_ns += w->time_ns;
-                a->wait_ns += w->wait_ns;
-                if (a->last_rank != r) { /* a rank's rows are contiguous */
-                    a->nranks++;
-                    a->last_rank = r;
-                }
-            }
-        }
-        /* Min and max over ranks of each rank's wait at the site (a rank may
-         * have several rows for it: size classes, roles). */
-        for (size_t j = 0; agg && j < nagg; j++) {
-            agg[j].wmin = 1e300;
-            agg[j].wmax = -1;
-            for (int r = 0, base = 0; r < size; r++) {
-                int n = counts[r] / (int)sizeof(struct wp_row);
-                double w = 0;
-                int seen = 0;
-                for (int q = base; q < base + n; q++)
-                    if (allrows[q].fn == agg[j].fn && allrows[q].pattern == agg[j].pattern &&
-                        strcmp(allrows[q].site, agg[j].site) == 0) {
-                        w += allrows[q].wait_ns * 1e-9;
-                        seen = 1;
-                    }
-                base += n;
-                if (!seen)
-                    continue;
-                if (w < agg[j].wmin)
-                    agg[j].wmin = w, agg[j].rmin = r;
-                if (w > agg[j].wmax)
-                    agg[j].wmax = w, agg[j].rmax = r;
-            }
-        }
         if (agg)
             qsort(agg, nagg, sizeof *agg, wp_agg_cmp);
         char path[4200], tmp[4300];
@@ -386,12 +384,8 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                 fclose(f);
             wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
         }
-        free(agg);
     }
-    free(allrows);
-    free(sendbuf);
-    free(counts);
-    free(displs);
+    free(agg);
     free(rows);
     wp_stats_destroy(all);
     return ok ? 0 : -1;

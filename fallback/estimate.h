@@ -7,7 +7,10 @@
  * ranks (one reduction) for collective ones, and estimates per category
  *     wait = sum of durations - calls x minimum.
  * It writes rank.R.waits (TSV, "# waitprof-waits 1") on every rank that has
- * a directory, and at rank 0 waitstates.txt: the call sites whose wait is at
+ * a directory and write_rank set (the ranks WAITPROF_RANKS selects), and,
+ * after reducing the rows of all ranks along a binomial tree (O(log P)
+ * steps, O(distinct call sites) data per message, fallback/wsreduce.h), at
+ * rank 0 waitstates.txt: the call sites whose wait is at
  * least threshold of the run's time summed over ranks, with min/avg/max over
  * ranks, and waitstates.tsv: the same figures for every call site, for
  * scripts ("# waitprof-waitstates 1").  Patterns: late_sender, late_receiver, wait_nxn, wait_barrier,
@@ -27,7 +30,7 @@ extern const char *const wp_pattern_names[WP_PAT_COUNT];
  * Defined in fallback/stats.c with the other pure parts. */
 int wp_pattern_of(int fn, int sclass, int role, int *global);
 
-int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, double run_seconds,
-                         double threshold);
+int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
+                         double run_seconds, double threshold);
 
 #endif

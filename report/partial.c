@@ -173,11 +173,76 @@ void wp_totals_collect(struct wp_totals *t)
         t->by_estimate += s->by_estimate;
         t->handler_calls += s->handler_calls;
         t->handler_ns += s->handler_ns;
+        t->merged += s->merged;
+        if (s->stride > t->stride_max)
+            t->stride_max = s->stride;
         for (int b = 0; b < WP_HANDLER_BINS; b++)
             merged.handler_hist[b] += s->handler_hist[b];
     }
+    if (t->stride_max == 0)
+        t->stride_max = 1;
     merged.handler_calls = t->handler_calls;
     t->handler_median_ns = wp_store_handler_median_ns(&merged);
+}
+
+/* v/1000 with three decimals. */
+static void wp_putmilli(struct wp_out *o, uint64_t v)
+{
+    wp_putu(o, v / 1000);
+    wp_puts(o, ".");
+    char d[4] = {(char)('0' + v / 100 % 10), (char)('0' + v / 10 % 10), (char)('0' + v % 10), 0};
+    wp_puts(o, d);
+}
+
+/* The sampled intervals in seconds since MPI_Init, "a-b,c-d", the first 64. */
+struct wp_ivout {
+    struct wp_out *o;
+    int n;
+};
+
+static void wp_iv_put(uint64_t a, uint64_t b, void *arg)
+{
+    struct wp_ivout *v = arg;
+    if (v->n < 64) {
+        if (v->n)
+            wp_puts(v->o, ",");
+        wp_putmilli(v->o, a / 1000000);
+        wp_puts(v->o, "-");
+        wp_putmilli(v->o, b / 1000000);
+    }
+    v->n++;
+}
+
+/* Keys of rank and time selection and of the memory budget (issue 5);
+ * wp_sampler_intervals is arithmetic on fixed arrays, safe here too. */
+static void wp_meta_selection(struct wp_out *o, const struct wp_totals *t)
+{
+    wp_kv(o, "selected", (uint64_t)wp_run.selected);
+    wp_ks(o, "ranks", wp_run.cfg.ranks_spec);
+    wp_kv(o, "memory", wp_run.cfg.memory);
+    wp_kv(o, "memory_pool", wp_sampler_pool_bytes());
+    wp_kv(o, "merged", t->merged);
+    wp_kv(o, "threads_unsampled", wp_sampler_unsampled_threads());
+    uint32_t halvings = 0;
+    while ((1u << halvings) < t->stride_max)
+        halvings++;
+    wp_kv(o, "rate_halvings", halvings);
+    wp_puts(o, "hz_final=");
+    wp_putmilli(o, (uint64_t)wp_run.cfg.hz * 1000 / t->stride_max);
+    wp_puts(o, "\nsampled_intervals=");
+    struct wp_ivout v = {o, 0};
+    uint64_t lost = 0, end = wp_run.end_ns ? wp_run.end_ns : wp_now_ns();
+    uint64_t ns = wp_run.sampling ? wp_sampler_intervals(end, wp_iv_put, &v, &lost) : 0;
+    if (v.n > 64) {
+        wp_puts(o, ",+");
+        wp_putu(o, (uint64_t)(v.n - 64));
+        wp_puts(o, " more");
+    } else if (v.n == 0) {
+        wp_puts(o, "none");
+    }
+    wp_puts(o, "\n");
+    wp_kv(o, "sampled_ns", ns);
+    wp_kv(o, "pcontrol_toggles_lost", lost);
 }
 
 int wp_meta_write(const char *dir, int rank, const char *status)
@@ -213,6 +278,7 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "handler_calls", t.handler_calls);
     wp_kv(&o, "handler_ns_total", t.handler_ns);
     wp_kv(&o, "handler_ns_median", t.handler_median_ns);
+    wp_meta_selection(&o, &t);
     int n = wp_nthreads();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
@@ -226,6 +292,10 @@ int wp_meta_write(const char *dir, int rank, const char *status)
         wp_putu(&o, (uint64_t)i);
         wp_puts(&o, ".tid=");
         wp_putu(&o, (uint64_t)wp_slots[i].tid);
+        wp_puts(&o, "\nthread.");
+        wp_putu(&o, (uint64_t)i);
+        wp_puts(&o, ".stride=");
+        wp_putu(&o, s->stride ? s->stride : 1);
         wp_puts(&o, "\n");
     }
     return wp_close(&o);

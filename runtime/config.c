@@ -10,7 +10,8 @@
 static const char *const wp_known[] = {
     "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
     "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
-    "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH", NULL};
+    "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
+    "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -77,6 +78,85 @@ static double wp_real(wp_getenv_t get, wp_report_t report, const char *var, doub
     return dflt;
 }
 
+/* A byte count with an optional binary suffix: 512K, 16M, 1G (KiB, MiB,
+ * GiB; "KiB"/"MiB"/"GiB" spelled out are accepted too). */
+static int wp_bytes_parse(const char *v, uint64_t *out)
+{
+    char *end;
+    if (v[0] < '0' || v[0] > '9')
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno)
+        return -1;
+    int shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift) {
+        end++;
+        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+            end += strlen(end);
+    }
+    if (*end != '\0' || x > (1ull << 40))
+        return -1;
+    *out = (uint64_t)x << shift;
+    return 0;
+}
+
+/* WAITPROF_RANKS, _START, _STOP, _WINDOW and _MEMORY. */
+static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t report)
+{
+    char why[160], acc[256];
+    const char *v = get("WAITPROF_RANKS");
+    snprintf(c->ranks_spec, sizeof c->ranks_spec, "all");
+    wp_ranks_parse(NULL, &c->ranks, why, sizeof why);
+    if (v != NULL) {
+        if (strlen(v) < sizeof c->ranks_spec && wp_ranks_parse(v, &c->ranks, why, sizeof why) == 0) {
+            snprintf(c->ranks_spec, sizeof c->ranks_spec, "%s", v);
+        } else {
+            if (strlen(v) >= sizeof c->ranks_spec)
+                snprintf(why, sizeof why, "longer than %zu characters", sizeof c->ranks_spec - 1);
+            snprintf(acc, sizeof acc, "all, none, random:N[:SEED] or a list like 0-15,1024,2048-4095:64 (%s)", why);
+            wp_bad(report, "WAITPROF_RANKS", v, acc, "all");
+            wp_ranks_parse(NULL, &c->ranks, why, sizeof why);
+        }
+    }
+    c->start_s = wp_real(get, report, "WAITPROF_START", 0, 1e9, 0,
+                         "seconds since MPI_Init, a decimal number >= 0");
+    c->stop_s = wp_real(get, report, "WAITPROF_STOP", 0, 1e9, 0,
+                        "seconds since MPI_Init, a decimal number > 0 (0: until the end)");
+    if (c->stop_s > 0 && c->stop_s <= c->start_s) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "waitprof: WAITPROF_STOP=%g is not after WAITPROF_START=%g; give a stop later than the start; "
+                 "sampling from %g s to the end",
+                 c->stop_s, c->start_s, c->start_s);
+        report(line);
+        c->stop_s = 0;
+    }
+    v = get("WAITPROF_WINDOW");
+    if (v != NULL && wp_window_parse(v, &c->every_s, &c->for_s, why, sizeof why) != 0) {
+        snprintf(acc, sizeof acc, "every:SECONDS,for:SECONDS with 0 < for <= every, e.g. every:300,for:30 (%s)",
+                 why);
+        wp_bad(report, "WAITPROF_WINDOW", v, acc, "no periodic window");
+        c->every_s = c->for_s = 0;
+    }
+    c->memory = WP_MEMORY_DEFAULT;
+    v = get("WAITPROF_MEMORY");
+    uint64_t m = 0;
+    if (v != NULL) {
+        if (wp_bytes_parse(v, &m) == 0 && m >= WP_MEMORY_MIN && m <= WP_MEMORY_MAX)
+            c->memory = m;
+        else
+            wp_bad(report, "WAITPROF_MEMORY", v, "bytes per rank from 1M to 4G, e.g. 16M (suffixes K, M, G)",
+                   "16M");
+    }
+}
+
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     static const char *const clocks[] = {"wall", "cpu", NULL};
@@ -105,6 +185,7 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
                "./waitprof.<job id or time>");
     else if (out != NULL)
         snprintf(c->out, sizeof c->out, "%s", out);
+    wp_config_select(c, get, report);
 }
 
 void wp_config_check_unknown(char **env, wp_report_t report)
@@ -122,7 +203,8 @@ void wp_config_check_unknown(char **env, wp_report_t report)
             snprintf(line, sizeof line,
                      "waitprof: unknown variable %.*s ignored; known: WAITPROF_HZ, WAITPROF_CLOCK, "
                      "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
-                     "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH",
+                     "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
+                     "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

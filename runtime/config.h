@@ -12,10 +12,16 @@
 #define WP_RUNTIME_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/select.h"
 
 #define WP_HZ_DEFAULT 100
 #define WP_HZ_MAX 10000
 #define WP_DEPTH_DEFAULT 128
+#define WP_MEMORY_DEFAULT (16ull << 20)
+#define WP_MEMORY_MIN (1ull << 20)
+#define WP_MEMORY_MAX (4ull << 30)
 
 struct wp_config {
     int hz;              /* WAITPROF_HZ: 1..10000, default 100 */
@@ -35,6 +41,14 @@ struct wp_config {
     int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
                           * call site, 1..16, default 1 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
+    /* Selection and budget (issue 5).  The rank list is checked for syntax
+     * here; it is fitted to the job size at MPI_Init (runtime/select.h). */
+    char ranks_spec[256];  /* WAITPROF_RANKS as accepted, "all" by default */
+    struct wp_ranks ranks;
+    double start_s, stop_s; /* WAITPROF_START / WAITPROF_STOP, seconds since
+                             * MPI_Init; stop 0 = until the end */
+    double every_s, for_s;  /* WAITPROF_WINDOW every:P,for:D; 0 = none */
+    uint64_t memory;        /* WAITPROF_MEMORY: sample store bytes per rank */
 };
 
 typedef const char *(*wp_getenv_t)(const char *name);

@@ -37,7 +37,9 @@
 #include "mpit/source.h"
 #include "report/partial.h"
 #include "report/profile.h"
+#include "runtime/select.h"
 #include "sampler/sampler.h"
+#include "sampler/store.h"
 #include "state/clock.h"
 
 extern char **environ;
@@ -182,7 +184,8 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
     int idx = 0;
     while (idx < 2 && wp_term_signals[idx] != sig)
         idx++;
-    if (getpid() == wp_pid && !__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir) {
+    if (getpid() == wp_pid && !__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir &&
+        wp_run.selected) {
         wp_sampler_stop();
         wp_run.end_ns = wp_now_ns();
         const char *why = sig == SIGTERM ? "partial: terminated by SIGTERM before MPI_Finalize; frames unsymbolized"
@@ -227,7 +230,8 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
 {
     wp_sampler_stop();
     wp_run.end_ns = wp_now_ns();
-    if (!wp_run.have_dir)
+    /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
+    if (!wp_run.have_dir || !wp_run.selected)
         return;
     /* A run that is ending abnormally may be killed at any moment (MPICH's
      * launcher kills the other ranks as soon as one exits): first leave the
@@ -253,9 +257,168 @@ static void wp_at_exit(void)
     struct wp_folded mine = {0};
     wp_write_rank("partial: the program exited without MPI_Finalize", &mine);
     wp_folded_free(&mine);
-    if (wp_run.have_dir)
+    if (wp_run.have_dir && wp_run.selected)
         wp_log_always("waitprof: rank %d exited without MPI_Finalize; partial profile in %s/rank.%d.folded",
                       wp_run.rank, wp_run.dir, wp_run.rank);
+}
+
+/* --- rank and time selection, the end-of-run summary (issue 5) ---------------- */
+
+/* Fit WAITPROF_RANKS to the job.  random:N without a seed draws a seed at
+ * rank 0, so that every rank tests its membership against the same set. */
+static void wp_select_ranks(void)
+{
+    struct wp_ranks *r = &wp_run.cfg.ranks;
+    unsigned long long seed = r->seed;
+    if (r->kind == WP_RANKS_RANDOM && !r->has_seed && wp_run.rank == 0)
+        seed = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^ wp_now_ns();
+    PMPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, wp_comm);
+    r->seed = seed;
+    char note[320];
+    if (wp_ranks_fit(r, wp_run.size, note, sizeof note))
+        wp_log("waitprof: WAITPROF_RANKS=\"%.64s\" %s", wp_run.cfg.ranks_spec, note);
+    wp_run.selected = wp_ranks_has(r, wp_run.rank);
+    wp_run.nselected = wp_ranks_count(r, wp_run.size);
+}
+
+/* Finalize timing for sampling.txt (rank 0's view; bench/finalize_scale.sh). */
+static uint64_t wp_fin_t0, wp_est_ns;
+
+static struct wp_timesel wp_timesel_of(const struct wp_config *c)
+{
+    struct wp_timesel t = {(uint64_t)(c->start_s * 1e9), (uint64_t)(c->stop_s * 1e9), (uint64_t)(c->every_s * 1e9),
+                           (uint64_t)(c->for_s * 1e9)};
+    return t;
+}
+
+/* The sampled intervals as text, "0.000-1.500,3.000-4.500" (seconds since
+ * MPI_Init), cut after WP_SHOWN_INTERVALS with "+N more". */
+#define WP_SHOWN_INTERVALS 64
+struct wp_ivtext {
+    char *buf;
+    size_t cap, n;
+    int count;
+};
+
+static void wp_iv_add(uint64_t a, uint64_t b, void *arg)
+{
+    struct wp_ivtext *t = arg;
+    if (t->count++ < WP_SHOWN_INTERVALS && t->n < t->cap)
+        t->n += (size_t)snprintf(t->buf + t->n, t->cap - t->n, "%s%.3f-%.3f", t->n ? "," : "", a * 1e-9, b * 1e-9);
+}
+
+static uint64_t wp_intervals_text(char *buf, size_t cap)
+{
+    struct wp_ivtext t = {buf, cap, 0, 0};
+    uint64_t lost = 0;
+    buf[0] = '\0';
+    uint64_t ns = wp_sampler_intervals(wp_run.end_ns, wp_iv_add, &t, &lost);
+    if (t.count > WP_SHOWN_INTERVALS && t.n < cap)
+        snprintf(buf + t.n, cap - t.n, ",+%d more", t.count - WP_SHOWN_INTERVALS);
+    if (t.count == 0)
+        snprintf(buf, cap, "none");
+    return ns;
+}
+
+/* Counters over all ranks, in reductions (O(log P) steps, a fixed amount of
+ * data at rank 0): sums, the lowest final rate, the sampled time's range.
+ * Rank 0 writes sampling.txt (which ranks and which time were sampled) and
+ * prints the one summary line.  The sampled intervals are those of the
+ * lowest selected rank (they differ between ranks only by MPI_Pcontrol),
+ * sent to rank 0 in one message. */
+static void wp_finalize_summary(void)
+{
+    struct wp_totals t;
+    wp_totals_collect(&t);
+    uint64_t stride = t.stride_max, merged = t.merged;
+    char iv[2048] = "";
+    uint64_t sampled_ns = wp_run.selected && wp_run.sampling ? wp_intervals_text(iv, sizeof iv) : 0;
+    /* A selected rank whose sampled time is shorter than its run (by more
+     * than a millisecond) had time selection at work. */
+    int cut = wp_run.selected && sampled_ns + 1000000 < wp_run.end_ns - wp_run.start_ns;
+    unsigned long long local[9] = {t.samples, t.dropped_full + t.dropped_dl, t.unwind_fail,
+                                   (unsigned long long)t.threads, t.truncated, merged,
+                                   wp_sampler_unsampled_threads(), (unsigned long long)wp_run.selected,
+                                   (unsigned long long)cut};
+    unsigned long long sum[9] = {0};
+    PMPI_Reduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm);
+    /* Max of stride and of sampled time, min of sampled time (as a max of
+     * its negation, so one MPI_MAX reduction does all three); unselected
+     * ranks send neutral values. */
+    long long mx[3] = {(long long)stride, wp_run.selected ? (long long)sampled_ns : 0,
+                       wp_run.selected ? -(long long)sampled_ns : LLONG_MIN};
+    long long gmx[3] = {0, 0, 0};
+    PMPI_Reduce(mx, gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
+    long first = wp_ranks_first(&wp_run.cfg.ranks, wp_run.size);
+    if (first > 0 && wp_run.rank == first)
+        PMPI_Send(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm);
+    if (wp_run.rank != 0)
+        return;
+    if (first > 0)
+        PMPI_Recv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, MPI_STATUS_IGNORE);
+    char ranks[512];
+    wp_ranks_format(&wp_run.cfg.ranks, wp_run.size, ranks, sizeof ranks);
+    double hz_final = (double)wp_run.cfg.hz / (double)(gmx[0] > 0 ? gmx[0] : 1);
+    double smax = gmx[1] * 1e-9, smin = wp_run.nselected > 0 ? -gmx[2] * 1e-9 : 0;
+    if (wp_run.have_dir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/sampling.txt", wp_run.dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "format=waitprof-sampling 1\n");
+            fprintf(f, "size=%d\nranks_spec=%s\nranks=%s\nranks_sampled=%lld\n", wp_run.size,
+                    wp_run.cfg.ranks_spec, ranks, sum[7]);
+            fprintf(f, "start_s=%g\nstop_s=%g\nwindow=", wp_run.cfg.start_s, wp_run.cfg.stop_s);
+            if (wp_run.cfg.every_s > 0)
+                fprintf(f, "every:%g,for:%g\n", wp_run.cfg.every_s, wp_run.cfg.for_s);
+            else
+                fprintf(f, "none\n");
+            fprintf(f, "intervals_rank=%ld\nintervals=%s\n", first, first >= 0 ? iv : "none");
+            fprintf(f, "sampled_s_min=%.6f\nsampled_s_max=%.6f\n", smin, smax);
+            fprintf(f, "hz=%d\nhz_final=%g\nmemory=%llu\n", wp_run.cfg.hz, hz_final,
+                    (unsigned long long)wp_run.cfg.memory);
+            fprintf(f, "samples=%llu\nmerged=%llu\ndropped=%llu\nthreads_unsampled=%llu\n", sum[0], sum[5], sum[1],
+                    sum[6]);
+            /* Seconds from the start of waitprof's MPI_Finalize work to
+             * here (all its reductions done), and of that the estimator's. */
+            fprintf(f, "finalize_s=%.6f\nfinalize_estimate_s=%.6f\n", (wp_now_ns() - wp_fin_t0) * 1e-9,
+                    wp_est_ns * 1e-9);
+            if (fclose(f) != 0)
+                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+        } else {
+            wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
+        }
+    }
+    if (wp_run.cfg.quiet)
+        return;
+    /* What was left out, said only when something was. */
+    char extra[1024] = "", part[512];
+    if (sum[7] < (unsigned long long)wp_run.size) {
+        snprintf(part, sizeof part, "; ranks sampled %s", ranks);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (sum[8]) {
+        snprintf(part, sizeof part, "; sampled %.3f-%.3f s per rank (intervals %.200s)", smin, smax,
+                 first >= 0 ? iv : "none");
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (gmx[0] > 1) {
+        snprintf(part, sizeof part, "; rate lowered to %g Hz to fit WAITPROF_MEMORY", hz_final);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (sum[5] || sum[6]) {
+        snprintf(part, sizeof part, "; %llu samples kept under shortened stacks, %llu threads not sampled", sum[5],
+                 sum[6]);
+        strncat(extra, part, sizeof extra - strlen(extra) - 1);
+    }
+    if (wp_run.have_dir)
+        wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
+               "%llu unwind failures; stall source %s; profile in %s/ (summary.txt, all.svg, all.folded)%s",
+               wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir, extra);
+    else
+        wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
+               "(no writable directory)%s",
+               wp_run.size, sum[0], sum[1], sum[2], extra);
 }
 
 /* --- the hooks the generated wrappers call ------------------------------------- */
@@ -267,6 +430,9 @@ void wp_hook_init(int rc)
         return;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wp_comm) != MPI_SUCCESS)
         return;
+    /* waitprof's own traffic must never abort the application: errors on
+     * its communicator are returned (and handled where they can occur). */
+    PMPI_Comm_set_errhandler(wp_comm, MPI_ERRORS_RETURN);
     PMPI_Comm_rank(wp_comm, &wp_run.rank);
     PMPI_Comm_size(wp_comm, &wp_run.size);
     wp_log_rank = wp_run.rank;
@@ -282,6 +448,7 @@ void wp_hook_init(int rc)
     }
     gethostname(wp_run.host, sizeof wp_run.host - 1);
     wp_choose_dir();
+    wp_select_ranks();
     wp_clock_calibrate();
     /* The stall source is chosen before the first sample, so every sample
      * is classified by it, and before the run's clock starts, since probing
@@ -299,40 +466,41 @@ void wp_hook_init(int rc)
         .cpu_clock = wp_run.cfg.cpu_clock,
         .runtime_threads = wp_run.cfg.runtime_threads,
         .max_frames = wp_run.cfg.depth,
+        .memory = wp_run.cfg.memory,
+        .tsel = wp_timesel_of(&wp_run.cfg),
+        .t0_ns = wp_run.start_ns,
     };
-    wp_run.sampling = wp_sampler_start(&sc) == 0;
+    /* Unselected ranks take no samples; their wrappers still record the
+     * call statistics the estimator's global minima need. */
+    wp_run.sampling = wp_run.selected && wp_sampler_start(&sc) == 0;
 }
 
 void wp_hook_finalize(void)
 {
     if (!wp_run.active || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
         return;
+    wp_fin_t0 = wp_now_ns();
     struct wp_folded mine = {0};
     wp_write_rank("complete", &mine);
     wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
-    wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir,
+    uint64_t est0 = wp_now_ns();
+    wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir, wp_run.selected,
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
-
-    struct wp_totals t;
-    wp_totals_collect(&t);
-    unsigned long long local[5] = {t.samples, t.dropped_full + t.dropped_dl, t.unwind_fail,
-                                   (unsigned long long)t.threads, t.truncated};
-    unsigned long long sum[5] = {0};
-    PMPI_Reduce(local, sum, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm);
-    if (wp_run.rank == 0 && !wp_run.cfg.quiet) {
-        if (wp_run.have_dir)
-            wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-                   "%llu unwind failures; stall source %s; profile in %s/ (summary.txt, all.svg, all.folded)",
-                   wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir);
-        else
-            wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
-                   "(no writable directory)",
-                   wp_run.size, sum[0], sum[1], sum[2]);
-    }
+    wp_est_ns = wp_now_ns() - est0;
+    wp_finalize_summary();
     /* Detach the stall source last (MPI_T must be finalized before MPI). */
     wp_source_stop();
     PMPI_Comm_free(&wp_comm);
+}
+
+/* MPI_Pcontrol(level): 0 pauses sampling on this rank, 1 resumes it; other
+ * levels (mpiP gives them meanings of its own) change nothing. */
+void wp_hook_pcontrol(int level)
+{
+    if (!wp_run.active || (level != 0 && level != 1))
+        return;
+    wp_sampler_pause(level == 0, wp_now_ns());
 }
 
 void wp_hook_abort(void)
@@ -342,7 +510,7 @@ void wp_hook_abort(void)
     struct wp_folded mine = {0};
     wp_write_rank("partial: MPI_Abort was called", &mine);
     wp_folded_free(&mine);
-    if (wp_run.have_dir)
+    if (wp_run.have_dir && wp_run.selected)
         wp_log_always("waitprof: rank %d called MPI_Abort; partial profile in %s/rank.%d.folded", wp_run.rank,
                       wp_run.dir, wp_run.rank);
 }

@@ -16,6 +16,9 @@ struct wp_run {
     int rank, size;
     int sampling;          /* the sampler is running on this rank */
     int have_dir;          /* dir is usable */
+    int selected;          /* WAITPROF_RANKS selects this rank: it samples and
+                            * writes per-rank files */
+    long nselected;        /* how many ranks are selected */
     struct wp_config cfg;
     uint64_t start_ns, end_ns;
     char dir[4096];

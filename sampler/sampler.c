@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <ucontext.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -30,11 +31,9 @@
 
 #define WP_EXPORT __attribute__((visibility("default")))
 
-/* Per-thread store size.  8192 distinct stacks and 256 Ki frames (2 MiB of
- * address space, touched only as samples arrive) hold hours of a typical
- * code's samples; what does not fit is counted in dropped_full. */
-#define WP_STORE_STACKS 8192
-#define WP_STORE_FRAMES (256 * 1024)
+/* The largest stride: the rate never drops below 1/1024 of the configured
+ * one, nor below 1 Hz. */
+#define WP_STRIDE_MAX 1024
 
 /* The linker defines these around the section that holds every generated
  * wrapper (WP_API in state/wrap.h). */
@@ -45,6 +44,21 @@ static struct wp_sampler_config wp_cfg;
 static int wp_started;       /* sampler_start ran; never reset */
 static int wp_running;       /* handlers store samples; read with atomics */
 static int wp_dl_busy;       /* threads inside code that may hold the loader lock */
+static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
+static int wp_has_tsel;      /* START, STOP or WINDOW is set */
+static uint64_t wp_period_ns; /* the configured sampling period */
+
+/* The pool all stores are carved from (see sampler.h), and what it could
+ * not serve. */
+static char *wp_pool;
+static size_t wp_pool_size, wp_pool_used;
+static uint64_t wp_unsampled;
+
+/* MPI_Pcontrol toggles: times since t0 at which the state changed; entry i
+ * starts a paused stretch when i is even.  Normal context only. */
+static uint64_t wp_toggles[WP_TOGGLES_MAX];
+static int wp_ntoggles;
+static uint64_t wp_toggles_lost;
 
 typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef void *(*wp_dlopen_t)(const char *, int);
@@ -147,13 +161,42 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
     return k;
 }
 
+/* Halve this thread's rate when its store passed another step towards
+ * full (wp_store_pressure).  Design: the handler re-arms its own thread's
+ * timer with twice the period rather than skipping every other tick.
+ * timer_settime is on POSIX's list of async-signal-safe functions, touches
+ * only this thread's timer (no other thread re-arms it; the stopper may
+ * delete it concurrently, and then the call just fails with EINVAL), and a
+ * longer period also halves the cost of the signals, which dominates
+ * waitprof's overhead (doc/performance.md), where skipping ticks would keep
+ * paying it.  The weights stay exact: every expiration after the re-arm
+ * weighs the new stride, in units of the configured period. */
+static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
+{
+    uint32_t stride = s->stride ? s->stride : 1;
+    int level = wp_store_pressure(s);
+    int halvings = 0;
+    while ((1u << halvings) < stride)
+        halvings++;
+    if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_cfg.hz)
+        return;
+    stride *= 2;
+    long period = 1000000000L / wp_cfg.hz * (long)stride;
+    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
+                             {period / 1000000000L, period % 1000000000L}};
+    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && timer_settime(slot->timer, 0, &its, NULL) == 0)
+        s->stride = stride;
+}
+
 /* The SIGPROF handler.  What it calls, and why each is safe here:
  * - wp_self (TLS): initial-exec, see state/thread.h.
  * - clock_gettime: async-signal-safe by POSIX.
  * - wp_unwind: libunwind local unwinding (see above), no malloc; the loader
  *   lock case is excluded by wp_dl_busy.
- * - wp_store_add / wp_store_handler_time: own code on preallocated memory.
+ * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
+ *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
+ * - wp_slow_down: timer_settime, async-signal-safe by POSIX (see there).
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -170,7 +213,24 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         goto done;
     struct wp_store *s = slot->store;
     uint64_t t0 = wp_now_ns();
+    if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED))
+        goto done;
     uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
+    uint32_t stride = s->stride ? s->stride : 1;
+    /* Time selection (START/STOP/WINDOW): the w expirations this signal
+     * stands for happened over the last w periods, not all now (a thread
+     * that was not scheduled gets them late, in one signal).  Count only
+     * those that fall into the selected time: the selected part of that
+     * span, in periods, rounded.  wp_window_pieces is arithmetic only. */
+    if (wp_has_tsel) {
+        uint64_t period = wp_period_ns * stride, rel = t0 - wp_cfg.t0_ns, span = w * period;
+        uint64_t in = wp_window_pieces(&wp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
+        w = (in + period / 2) / period;
+        if (w == 0)
+            goto done;
+    }
+    /* Each expiration stands for stride configured periods. */
+    w *= stride;
     if (__atomic_load_n(&wp_dl_busy, __ATOMIC_ACQUIRE)) {
         s->dropped_dl += w;
         goto done;
@@ -218,7 +278,8 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
          * its last (minimum duration) can be work. */
         state = WAITPROF_STATE_STALL;
     }
-    wp_store_add(s, state, fn, ips, n, w);
+    wp_store_add_bounded(s, state, fn, ips, n, w);
+    wp_slow_down(slot, s);
     wp_store_handler_time(s, wp_now_ns() - t0);
 done:
     __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
@@ -255,12 +316,22 @@ static int wp_thread_begin(void)
                           WP_MAX_THREADS);
         return -1;
     }
-    slot->store = wp_store_create(WP_STORE_STACKS, WP_STORE_FRAMES);
+    /* A quarter of the pool for the first thread, a sixteenth for each
+     * later one: most MPI programs sample one thread, and a threaded one
+     * still gets a dozen threads sampled.  One atomic add reserves it. */
+    size_t want = slot->index == 0 ? wp_pool_size / 4 : wp_pool_size / 16;
+    want &= ~(size_t)63;
+    size_t at = __atomic_fetch_add(&wp_pool_used, want, __ATOMIC_ACQ_REL);
+    slot->store = (wp_pool && at + want <= wp_pool_size) ? wp_store_create_in(wp_pool + at, want) : NULL;
     if (slot->store == NULL) {
-        wp_log_always("waitprof: cannot reserve the sample store (%s); thread %d is not sampled",
-                      strerror(errno), slot->index);
+        if (__atomic_fetch_add(&wp_unsampled, 1, __ATOMIC_ACQ_REL) == 0)
+            wp_log_always("waitprof: rank %d: the sample memory (WAITPROF_MEMORY, %zu bytes) is all given out; "
+                          "thread %d and any later thread are not sampled (counted in threads_unsampled); "
+                          "raise WAITPROF_MEMORY to sample them",
+                          wp_log_rank, wp_pool_size, slot->index);
         return -1;
     }
+    slot->store->stride = 1;
     /* Warm libunwind's per-thread trace cache here, in normal context, so the
      * handler never creates it. */
     void *warm[4];
@@ -385,6 +456,8 @@ WP_EXPORT int dlclose(void *handle)
 int wp_sampler_start(const struct wp_sampler_config *cfg)
 {
     wp_cfg = *cfg;
+    wp_has_tsel = wp_cfg.tsel.start_ns || wp_cfg.tsel.stop_ns || wp_cfg.tsel.every_ns;
+    wp_period_ns = 1000000000ull / (uint64_t)(wp_cfg.hz > 0 ? wp_cfg.hz : 1);
     if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
         wp_cfg.max_frames = WP_MAX_FRAMES;
     struct sigaction old;
@@ -394,6 +467,16 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
                "remove the other profiler to sample");
         return -1;
     }
+    /* The whole budget, reserved now; pages are touched as stores fill, so
+     * the resident size grows with use but never beyond the budget. */
+    wp_pool_size = wp_cfg.memory ? (size_t)wp_cfg.memory : (size_t)16 << 20;
+    void *pool = mmap(NULL, wp_pool_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pool == MAP_FAILED) {
+        wp_log("waitprof: cannot reserve %zu bytes for samples (%s); sampling is off; lower WAITPROF_MEMORY",
+               wp_pool_size, strerror(errno));
+        return -1;
+    }
+    wp_pool = pool;
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -430,4 +513,72 @@ void wp_sampler_stop(void)
         for (int spin = 0; spin < 100000 && __atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST);
              spin++)
             sched_yield();
+}
+
+uint64_t wp_sampler_unsampled_threads(void)
+{
+    return __atomic_load_n(&wp_unsampled, __ATOMIC_ACQUIRE);
+}
+
+uint64_t wp_sampler_pool_bytes(void)
+{
+    return wp_pool_size;
+}
+
+void wp_sampler_pause(int paused, uint64_t now_ns)
+{
+    paused = paused != 0;
+    if (__atomic_load_n(&wp_paused, __ATOMIC_ACQUIRE) == paused)
+        return;
+    __atomic_store_n(&wp_paused, paused, __ATOMIC_RELEASE);
+    if (wp_ntoggles < WP_TOGGLES_MAX)
+        wp_toggles[wp_ntoggles++] = now_ns > wp_cfg.t0_ns ? now_ns - wp_cfg.t0_ns : 0;
+    else
+        wp_toggles_lost++;
+}
+
+/* Pieces less than a millisecond apart (a pause of no length) are reported
+ * as one; the selected time is still summed exactly. */
+struct wp_coalesce {
+    void (*fn)(uint64_t, uint64_t, void *);
+    void *arg;
+    uint64_t a, b;
+    int have;
+};
+
+static void wp_coalesce_add(uint64_t a, uint64_t b, void *arg)
+{
+    struct wp_coalesce *c = arg;
+    if (c->have && a <= c->b + 1000000) { /* apart by less than the 1 ms shown */
+        if (b > c->b)
+            c->b = b;
+        return;
+    }
+    if (c->have && c->fn)
+        c->fn(c->a, c->b, c->arg);
+    c->a = a;
+    c->b = b;
+    c->have = 1;
+}
+
+uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b, void *arg), void *arg,
+                              uint64_t *lost_toggles)
+{
+    uint64_t end = end_ns > wp_cfg.t0_ns ? end_ns - wp_cfg.t0_ns : 0, total = 0, from = 0;
+    struct wp_coalesce co = {fn, arg, 0, 0, 0};
+    /* Sampling starts running; each logged toggle flips it (only changes
+     * are logged).  When toggles were lost, the log ends early and the rest
+     * counts as in the last logged state (said in lost_toggles). */
+    int running = 1, n = wp_ntoggles;
+    for (int i = 0; i <= n; i++) {
+        uint64_t t = i < n && wp_toggles[i] < end ? wp_toggles[i] : end;
+        if (running && from < t)
+            total += wp_window_pieces(&wp_cfg.tsel, from, t, wp_coalesce_add, &co);
+        from = t;
+        running = !running;
+    }
+    if (co.have && fn)
+        fn(co.a, co.b, arg);
+    *lost_toggles = wp_toggles_lost;
+    return total;
 }

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "runtime/select.h"
 #include "state/thread.h"
 
 #define WP_MAX_FRAMES 128
@@ -30,7 +31,31 @@ struct wp_sampler_config {
     int cpu_clock;       /* 1: thread CPU time, 0: wall clock */
     int runtime_threads; /* 1: sample threads the MPI runtime creates */
     int max_frames;      /* frames kept per sample, <= WP_MAX_FRAMES */
+    uint64_t memory;     /* bytes for all of the rank's sample stores */
+    struct wp_timesel tsel; /* when to sample, relative to t0_ns */
+    uint64_t t0_ns;      /* MPI_Init, wp_now_ns() */
 };
+
+/* Memory budget: one pool of cfg->memory bytes is mapped at start-up; the
+ * thread that starts the sampler gets a quarter of it, each later thread a
+ * sixteenth while there is room.  A thread that finds no room is not
+ * sampled: it is counted (wp_sampler_unsampled_threads) and one line says
+ * so.  When a thread's store fills up, its timer period is doubled (the
+ * rate halved) and later samples weigh twice as much, so the weighted
+ * counts stay in units of the configured period. */
+uint64_t wp_sampler_unsampled_threads(void);
+uint64_t wp_sampler_pool_bytes(void);
+
+/* MPI_Pcontrol: 0 pauses sampling on this rank, anything else resumes it.
+ * Normal context.  The toggles are kept (up to WP_TOGGLES_MAX) so that the
+ * sampled intervals can be reported. */
+#define WP_TOGGLES_MAX 1024
+void wp_sampler_pause(int paused, uint64_t now_ns);
+/* Sampled intervals of [t0, end): the time selection intersected with the
+ * time not paused; fn is called for each, in order.  Returns the selected
+ * nanoseconds; *lost_toggles says how many toggles did not fit the log. */
+uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b, void *arg), void *arg,
+                              uint64_t *lost_toggles);
 
 /* Returns 0, or -1 after printing why sampling is off (the program runs on). */
 int wp_sampler_start(const struct wp_sampler_config *cfg);

@@ -27,9 +27,32 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
     return s;
 }
 
+struct wp_store *wp_store_create_in(void *mem, size_t bytes)
+{
+    size_t head = sizeof(struct wp_store) + sizeof(struct wp_pending);
+    if (bytes < head + 16 * (sizeof(struct wp_stack_entry) + 4 * sizeof(uintptr_t)))
+        return NULL;
+    size_t rest = bytes - head;
+    uint32_t n = 16;
+    while ((size_t)n * 2 * sizeof(struct wp_stack_entry) <= rest / 4 && n < (1u << 30))
+        n <<= 1;
+    size_t frames = (rest - (size_t)n * sizeof(struct wp_stack_entry)) / sizeof(uintptr_t);
+    if (frames > UINT32_MAX)
+        frames = UINT32_MAX;
+    struct wp_store *s = mem;
+    memset(s, 0, sizeof *s);
+    s->nslots = n;
+    s->arena_cap = (uint32_t)frames;
+    s->slots = (struct wp_stack_entry *)(s + 1);
+    s->arena = (uintptr_t *)(s->slots + n);
+    s->pending = (struct wp_pending *)(s->arena + frames);
+    s->in_pool = 1;
+    return s;
+}
+
 void wp_store_destroy(struct wp_store *s)
 {
-    if (s)
+    if (s && !s->in_pool)
         munmap(s, sizeof(struct wp_store) + (size_t)s->nslots * sizeof(struct wp_stack_entry) +
                       (size_t)s->arena_cap * sizeof(uintptr_t) + sizeof(struct wp_pending));
 }
@@ -45,17 +68,19 @@ static uint64_t wp_hash(int state, int fn, const uintptr_t *ips, int n)
     return h | 1; /* never 0, so hash 0 can mean "no entry" in debugging */
 }
 
-int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+/* Add to an existing entry, or make a new one while the table holds fewer
+ * than max_stacks entries and the arena has room below max_frames.  Returns
+ * 0, or -1 without counting anything. */
+static int wp_store_insert(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight,
+                           uint32_t max_stacks, uint32_t max_frames)
 {
     uint64_t h = wp_hash(state, fn, ips, n);
     uint32_t mask = s->nslots - 1;
     for (uint32_t probe = 0, i = (uint32_t)h & mask; probe <= mask; probe++, i = (i + 1) & mask) {
         struct wp_stack_entry *e = &s->slots[i];
         if (!e->used) {
-            /* Keep the table at most 3/4 full so probes stay short. */
-            if (s->nstacks + 1 > s->nslots - s->nslots / 4 ||
-                s->arena_used + (uint32_t)n > s->arena_cap)
-                break;
+            if (s->nstacks + 1 > max_stacks || s->arena_used + (uint32_t)n > max_frames)
+                return -1;
             memcpy(&s->arena[s->arena_used], ips, (size_t)n * sizeof *ips);
             e->hash = h;
             e->off = s->arena_used;
@@ -77,8 +102,64 @@ int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, in
             return 0;
         }
     }
+    return -1;
+}
+
+int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+{
+    /* Keep the table at most 3/4 full so probes stay short. */
+    if (wp_store_insert(s, state, fn, ips, n, weight, s->nslots - s->nslots / 4, s->arena_cap) == 0)
+        return 0;
     s->dropped_full += weight;
     return -1;
+}
+
+#define WP_SHORT_FRAMES 4
+/* Pressure stops at 5 (room left at most 1/64): a full store keeps its
+ * room for shortened stacks, and a lower rate would no longer save memory,
+ * only lose detail. */
+#define WP_PRESSURE_MAX 5
+
+static uint32_t wp_soft_stacks(const struct wp_store *s)
+{
+    return s->nslots / 2 + s->nslots / 8;
+}
+
+static uint32_t wp_soft_frames(const struct wp_store *s)
+{
+    return s->arena_cap - s->arena_cap / 8;
+}
+
+int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+{
+    uint32_t hard = s->nslots - s->nslots / 4;
+    if (wp_store_insert(s, state, fn, ips, n, weight, wp_soft_stacks(s), wp_soft_frames(s)) == 0)
+        return 0;
+    /* The stack is leaf first: its outermost frames are at the end. */
+    int k = n < WP_SHORT_FRAMES ? n : WP_SHORT_FRAMES;
+    /* The last sixteenth of the table is kept for the frameless entries, one
+     * per (state, function), so that they can always be made. */
+    if ((k < n &&
+         wp_store_insert(s, state, fn, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap) == 0) ||
+        wp_store_insert(s, state, fn, ips, 0, weight, hard, s->arena_cap) == 0) {
+        s->merged += weight;
+        return 0;
+    }
+    s->dropped_full += weight;
+    return -1;
+}
+
+int wp_store_pressure(const struct wp_store *s)
+{
+    /* Room left, as a fraction of the soft limits, in 1/1024 units. */
+    uint64_t ms = wp_soft_stacks(s), mf = wp_soft_frames(s);
+    uint64_t ls = s->nstacks >= ms ? 0 : (ms - s->nstacks) * 1024 / ms;
+    uint64_t lf = s->arena_used >= mf || mf == 0 ? 0 : (mf - s->arena_used) * 1024 / mf;
+    uint64_t left = ls < lf ? ls : lf;
+    int k = 0;
+    while (k < WP_PRESSURE_MAX && left <= (512u >> k))
+        k++;
+    return k;
 }
 
 void wp_store_handler_time(struct wp_store *s, uint64_t ns)
@@ -106,8 +187,8 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
 {
     for (uint32_t i = 0; i < p->n; i++) {
         s->by_estimate += p->weight[i];
-        wp_store_add(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn, p->ips,
-                     p->depth, p->weight[i]);
+        wp_store_add_bounded(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn,
+                             p->ips, p->depth, p->weight[i]);
     }
     p->n = 0;
 }

@@ -48,6 +48,12 @@ struct wp_store {
     uint64_t handler_calls;
     uint64_t handler_ns;
     uint64_t handler_hist[WP_HANDLER_BINS];
+    /* The memory budget (WAITPROF_MEMORY, wp_store_add_bounded): */
+    uint64_t merged;         /* weight stored under a shortened stack: the
+                              * full one no longer fitted */
+    uint32_t stride;         /* timer period in base periods (1, 2, 4, ...):
+                              * the rate was halved log2(stride) times */
+    uint32_t in_pool;        /* laid out in the rank's pool: never unmapped */
 };
 
 /* Samples taken inside one blocking MPI call, held until the call returns
@@ -73,6 +79,28 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
 /* Allocate a store for nslots stacks (rounded up to a power of two) and
  * arena_frames frames.  Returns NULL when memory cannot be had. */
 struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames);
+
+/* Lay a store out in bytes of preallocated memory (a slice of the rank's
+ * pool): the pending buffer, then a table with a power-of-two number of
+ * slots taking about a quarter of the rest, then the arena.  Returns NULL
+ * when bytes cannot hold a minimal store. */
+struct wp_store *wp_store_create_in(void *mem, size_t bytes);
+
+/* Like wp_store_add, but for a store of bounded size that must not lose
+ * weight: a new stack is stored whole while the table is at most 5/8 full
+ * and the arena 7/8 used; past that, under its 4 outermost frames (while
+ * the table is at most 11/16 full), or failing that under no frame at all
+ * (up to 3/4), and the weight is counted in merged.  Only when
+ * even that is impossible is it counted in dropped_full.  The state and the
+ * MPI function are always kept, so the weighted totals per state and per
+ * function stay exact.  Async-signal-safe. */
+int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
+
+/* How close the store is to its soft limits: k when the room left is at most
+ * 2^-k of it (0: less than half used), at most 5, so the rate is halved at
+ * most five times (1/32 of the configured rate).  The sampler halves
+ * the rate each time this passes log2(stride).  Async-signal-safe. */
+int wp_store_pressure(const struct wp_store *s);
 void wp_store_destroy(struct wp_store *s);
 
 /* Add weight samples of the stack ips[0..n) (leaf first) in state, inside

@@ -48,7 +48,8 @@ def read_table(path):
                 sys.exit("%s:%d: unknown wait class %r" % (path, lineno, cls))
             for o in line[2:]:
                 k, _, v = o.partition("=")
-                if k not in ("fargs", "before", "after", "nofortran", "via", "newcomm", "freecomm", "req", "persist"):
+                if k not in ("fargs", "before", "after", "arg0", "nofortran", "via", "newcomm", "freecomm", "req",
+                             "persist"):
                     sys.exit("%s:%d: unknown directive %r" % (path, lineno, o))
                 if k == "req" and v not in REQ_KINDS:
                     sys.exit("%s:%d: unknown request kind %r" % (path, lineno, v))
@@ -238,6 +239,8 @@ def gen_c(name, cname, cls, opts, params):
         k = int(opts["newcomm"])
         check_comm_param(cname, decls, k)
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS) wp_src_comm_new(*%s);" % names[k])
+    if "arg0" in opts:
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS) %s(%s);" % (opts["arg0"], names[0]))
     out += ["    return wp_rc;", "}", ""]
     return "\n".join(out)
 
@@ -341,15 +344,20 @@ def gen_f(name, cls, opts, names, decls):
         if "newcomm" in opts:
             out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
             out.append("        wp_src_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a%d));" % int(opts["newcomm"]))
+        if "arg0" in opts:
+            out.append("    if (wp_t && a0) %s((int)*(MPI_Fint *)a0);" % opts["arg0"])
         out += ["}", ""]
     return "\n".join(out), arities
+
+
+HOOK_ARGS = {"before": "void", "after": "int rc", "arg0": "int arg0"}
 
 
 def main():
     table, mpih, outdir = sys.argv[1:4]
     rows = read_table(table)
     protos = read_prototypes(mpih)
-    hooks = sorted({(k, o[k]) for _, _, o in rows for k in ("before", "after") if k in o})
+    hooks = sorted({(k, o[k]) for _, _, o in rows for k in ("before", "after", "arg0") if k in o})
 
     h = [BANNER, "#ifndef WP_FUNCTIONS_GEN_H", "#define WP_FUNCTIONS_GEN_H", "",
          "/* Function ids: one per table row, stable for a given table. */",
@@ -366,10 +374,10 @@ def main():
     c += ["};", ""]
 
     w = [BANNER, '#include "state/wrap.h"', ""]
-    w += ["void %s(%s);" % (hook, "int rc" if k == "after" else "void") for k, hook in hooks]
+    w += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     w.append("")
     f = [BANNER, '#include "state/wrap.h"', ""]
-    f += ["void %s(%s);" % (hook, "int rc" if k == "after" else "void") for k, hook in hooks]
+    f += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     f.append("")
     arities, skipped = set(), []
     for n, cls, opts in rows:

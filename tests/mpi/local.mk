@@ -83,3 +83,10 @@ tests_mpi_ws_source_LDADD = -lpthread
 print-src-tests:
 	@echo $(WP_SRC_TESTS)
 .PHONY: print-src-tests
+# Rank and time selection, the memory budget (issue 5).
+check_PROGRAMS += tests/mpi/select
+tests_mpi_select_SOURCES = tests/mpi/select.c
+tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)
+WP_SELECT_TESTS = tests/mpi/t_select.sh tests/mpi/t_window.sh tests/mpi/t_budget.sh
+TESTS += $(WP_SELECT_TESTS)
+EXTRA_DIST += $(WP_SELECT_TESTS)

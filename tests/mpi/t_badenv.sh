@@ -58,3 +58,28 @@ run_with 'no profile will be written' WAITPROF_OUT=/dev/null/x TMPDIR=/proc/nope
 # A missing directory several levels deep is created.
 run_with '' "WAITPROF_OUT=$WP_TMP/a/b/c" WAITPROF_QUIET=0
 [ -f "$WP_TMP/a/b/c/all.folded" ] || wp_fail "missing output directory not created"
+
+# Rank and time selection, memory budget (issue 5).  The job has 2 ranks.
+for v in abc '' -3 5-2 1,,2 random:0 random:x 0-9:0; do
+    run_with 'WAITPROF_RANKS.*all, none, random:N.*using all' "$o-r" "WAITPROF_RANKS=$v"
+done
+run_with 'WAITPROF_RANKS="0,0-1" has overlapping items; sampling ranks 0-1' "$o-r" WAITPROF_RANKS=0,0-1
+run_with 'WAITPROF_RANKS="0-5" names ranks beyond the job.s last rank 1; sampling ranks 0-1' "$o-r" WAITPROF_RANKS=0-5
+run_with 'WAITPROF_RANKS="7" names ranks beyond the job.s last rank 1; sampling ranks none' "$o-rn" WAITPROF_RANKS=7
+[ -f "$WP_TMP/o-rn/sampling.txt" ] && ! ls "$WP_TMP"/o-rn/rank.* >/dev/null 2>&1 ||
+    wp_fail "WAITPROF_RANKS=7 on 2 ranks: expected sampling.txt and no per-rank file"
+run_with 'WAITPROF_RANKS="random:5" asks for 5 random ranks of the job.s 2; sampling all ranks' "$o-r" WAITPROF_RANKS=random:5
+for var in WAITPROF_START WAITPROF_STOP; do
+    for v in abc -1 '' 1e3 ' 2'; do
+        run_with "$var.*seconds since MPI_Init.*using 0" "$o-t" "$var=$v"
+    done
+done
+run_with 'WAITPROF_STOP=1 is not after WAITPROF_START=2.*sampling from 2 s to the end' "$o-t" WAITPROF_START=2 WAITPROF_STOP=1
+run_with 'WAITPROF_STOP=2 is not after WAITPROF_START=2' "$o-t" WAITPROF_START=2 WAITPROF_STOP=2
+for v in '' garbage every:1,for:2 every:0,for:0 every:-1,for:1 every:5 every:1e3,for:1; do
+    run_with 'WAITPROF_WINDOW.*every:SECONDS,for:SECONDS.*using no periodic window' "$o-w" "WAITPROF_WINDOW=$v"
+done
+for v in '' abc 0 10 512K 5G -1M 16X; do
+    run_with 'WAITPROF_MEMORY.*1M to 4G.*using 16M' "$o-m" "WAITPROF_MEMORY=$v"
+done
+exit 0

@@ -19,7 +19,7 @@ check_PROGRAMS += tests/unit/test_config tests/unit/test_store tests/unit/test_f
 	tests/unit/test_functions
 TESTS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
 	tests/unit/test_functions
-tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h
+tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h runtime/select.c runtime/select.h
 tests_unit_test_config_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_config_LDADD = $(CHECK_LIBS)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h
@@ -54,4 +54,16 @@ TESTS += tests/unit/test_requests
 tests_unit_test_requests_SOURCES = tests/unit/test_requests.c mpit/requests.c mpit/requests.h
 tests_unit_test_requests_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_requests_LDADD = $(CHECK_LIBS) -lpthread
+endif
+
+# --- rank and time selection: the WAITPROF_RANKS and WAITPROF_WINDOW parsers, the
+# window arithmetic, and the bad-value reports of the new variables
+# (tests/unit/test_select.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_select
+TESTS += tests/unit/test_select
+tests_unit_test_select_SOURCES = tests/unit/test_select.c runtime/select.c runtime/select.h runtime/config.c \
+	runtime/config.h
+tests_unit_test_select_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_select_LDADD = $(CHECK_LIBS)
 endif

@@ -339,6 +339,117 @@ START_TEST(test_handler_median)
 }
 END_TEST
 
+/* A store laid out in a slice of memory fits in it and works like a mapped one. */
+START_TEST(test_create_in)
+{
+    static const size_t sizes[] = {64 * 1024, 256 * 1024, 1u << 20, 4u << 20};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        char *mem = malloc(sizes[i]);
+        ck_assert_ptr_nonnull(mem);
+        struct wp_store *s = wp_store_create_in(mem, sizes[i]);
+        ck_assert_ptr_nonnull(s);
+        ck_assert_uint_eq(s->nslots & (s->nslots - 1), 0);
+        ck_assert_uint_ge(s->nslots, 16);
+        ck_assert((char *)(s->pending + 1) <= mem + sizes[i]);
+        ck_assert((char *)s->arena >= (char *)(s->slots + s->nslots));
+        ck_assert((char *)s->pending >= (char *)(s->arena + s->arena_cap));
+        /* Most of the slice is usable: at least 3/4 of it in table and arena. */
+        ck_assert_uint_ge(s->nslots * sizeof(struct wp_stack_entry) + s->arena_cap * sizeof(uintptr_t),
+                          sizes[i] - sizes[i] / 4 - sizeof(struct wp_pending));
+        const uintptr_t a[] = {1, 2, 3};
+        ck_assert_int_eq(wp_store_add_bounded(s, 1, 0, a, 3, 2), 0);
+        ck_assert_uint_eq(s->samples, 2);
+        wp_store_destroy(s); /* a pooled store is not unmapped */
+        free(mem);
+    }
+    char tiny[256];
+    ck_assert_ptr_null(wp_store_create_in(tiny, sizeof tiny));
+}
+END_TEST
+
+/* A bounded store never loses weight while it can shorten stacks: distinct
+ * deep stacks sharing their outer frames end under those frames, counted in
+ * merged; the total of the entries is the total added. */
+START_TEST(test_bounded_exact_weights)
+{
+    struct wp_store *s = wp_store_create(64, 100000);
+    uint64_t added = 0;
+    for (uintptr_t k = 0; k < 500; k++) {
+        const uintptr_t st[8] = {0x9000 + k, 0x8000 + k % 7, 0x7000 + k % 3, 0x100, 0x200, 0x300, 0x400, 0x500};
+        ck_assert_int_eq(wp_store_add_bounded(s, 1 + (int)(k % 2), 3, st, 8, k % 5 + 1), 0);
+        added += k % 5 + 1;
+    }
+    ck_assert_uint_eq(s->dropped_full, 0);
+    ck_assert_uint_gt(s->merged, 0);
+    ck_assert_uint_le(s->nstacks, s->nslots - s->nslots / 4);
+    uint64_t sum = 0, whole = 0;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        if (s->slots[i].used) {
+            sum += s->slots[i].count;
+            if (s->slots[i].depth == 8)
+                whole += s->slots[i].count;
+            else
+                ck_assert_uint_eq(s->slots[i].depth, 4); /* the four outermost frames */
+        }
+    ck_assert_uint_eq(sum, added);
+    ck_assert_uint_eq(s->samples, added);
+    ck_assert_uint_eq(whole + s->merged, added);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* With distinct outer frames too, the shortened stacks fill the rest of the
+ * table; then samples go under no frame at all (one entry per state and
+ * function); drops only when even that entry cannot be made. */
+START_TEST(test_bounded_fallbacks)
+{
+    struct wp_store *s = wp_store_create(16, 100000);
+    uint64_t added = 0;
+    for (uintptr_t k = 0; k < 100; k++) {
+        const uintptr_t st[6] = {k, k + 1000, k + 2000, k + 3000, k + 4000, k + 5000};
+        wp_store_add_bounded(s, 1, 2, st, 6, 1);
+        added++;
+    }
+    ck_assert_uint_eq(s->samples + s->dropped_full, added);
+    ck_assert_uint_eq(s->dropped_full, 0); /* the empty stack of (1, 2) exists */
+    ck_assert_uint_gt(s->merged, 0);
+    /* A new (state, function) with the table at its hard limit: dropped, counted. */
+    const uintptr_t st[2] = {1, 2};
+    ck_assert_int_eq(wp_store_add_bounded(s, 2, 9, st, 2, 5), -1);
+    ck_assert_uint_eq(s->dropped_full, 5);
+    wp_store_destroy(s);
+}
+END_TEST
+
+/* Pressure rises as the room left halves, and stops at 5. */
+START_TEST(test_pressure_steps)
+{
+    struct wp_store *s = wp_store_create(1024, 1000000);
+    ck_assert_int_eq(wp_store_pressure(s), 0);
+    int last = 0, seen[6] = {0};
+    for (uintptr_t k = 0; k < 1000; k++) {
+        wp_store_add_bounded(s, 1, 0, &k, 1, 1);
+        int p = wp_store_pressure(s);
+        ck_assert_int_ge(p, last);
+        ck_assert_int_le(p, 5);
+        seen[p] = 1;
+        last = p;
+    }
+    for (int p = 0; p <= 5; p++)
+        ck_assert_msg(seen[p], "pressure %d never seen", p);
+    /* Half of the soft limit (5/8 of 1024 slots = 640) is 320 entries. */
+    wp_store_destroy(s);
+    s = wp_store_create(1024, 1000000);
+    for (uintptr_t k = 0; k < 319; k++)
+        wp_store_add_bounded(s, 1, 0, &k, 1, 1);
+    ck_assert_int_eq(wp_store_pressure(s), 0);
+    uintptr_t k = 319;
+    wp_store_add_bounded(s, 1, 0, &k, 1, 1);
+    ck_assert_int_eq(wp_store_pressure(s), 1);
+    wp_store_destroy(s);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -350,6 +461,10 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_table_three_quarters);
     tcase_add_test(tc, test_arena_full);
     tcase_add_test(tc, test_random_accounting);
+    tcase_add_test(tc, test_create_in);
+    tcase_add_test(tc, test_bounded_exact_weights);
+    tcase_add_test(tc, test_bounded_fallbacks);
+    tcase_add_test(tc, test_pressure_steps);
     suite_add_tcase(s, tc);
     tc = tcase_create("handler_time");
     tcase_add_loop_test(tc, test_handler_bin, 0, (int)(sizeof durations / sizeof durations[0]));
