@@ -9,7 +9,7 @@
 
 static const char *const wp_known[] = {
     "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
-    "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB", NULL};
+    "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB", "WAITPROF_MATRIX", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -90,6 +90,7 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->quiet = wp_word(get, report, "WAITPROF_QUIET", bools, 0, "0 or 1");
     c->threshold = wp_real(get, report, "WAITPROF_THRESHOLD", 0, 100, 0.5,
                            "a percentage of the run time from 0 to 100, e.g. 0.5");
+    c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
     const char *out = get("WAITPROF_OUT");
     /* The limit is the one the message states; it leaves room in the 4096-byte
      * path buffers for the ".N" suffix and the file names added later. */
@@ -114,7 +115,8 @@ void wp_config_check_unknown(char **env, wp_report_t report)
             char line[512];
             snprintf(line, sizeof line,
                      "waitprof: unknown variable %.*s ignored; known: WAITPROF_HZ, WAITPROF_CLOCK, "
-                     "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD",
+                     "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
+                     "WAITPROF_MATRIX",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

@@ -26,6 +26,7 @@ struct wp_config {
     double threshold;    /* WAITPROF_THRESHOLD: percent of the run's time below
                           * which wait-state call sites are not listed; 0..100,
                           * default 0.5 */
+    int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
 };
 

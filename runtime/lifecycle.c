@@ -33,6 +33,7 @@
 #include "runtime/log.h"
 #include "runtime/run.h"
 #include "fallback/estimate.h"
+#include "report/calls.h"
 #include "report/partial.h"
 #include "report/profile.h"
 #include "sampler/sampler.h"
@@ -239,6 +240,9 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
                       wp_run.rank, strerror(errno));
         wp_partial_write_folded(wp_run.dir, wp_run.rank);
     }
+    if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
+        wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
+                      wp_run.rank, strerror(errno));
     if (wp_meta_write(wp_run.dir, wp_run.rank, status) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.meta (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
@@ -286,6 +290,7 @@ void wp_hook_init(int rc)
     wp_run.active = 1;
     atexit(wp_at_exit);
     wp_install_term_handlers();
+    wp_calls_init(wp_run.rank, wp_run.size, wp_run.cfg.matrix);
     struct wp_sampler_config sc = {
         .hz = wp_run.cfg.hz,
         .cpu_clock = wp_run.cfg.cpu_clock,
@@ -301,10 +306,11 @@ void wp_hook_finalize(void)
         return;
     struct wp_folded mine = {0};
     wp_write_rank("complete", &mine);
-    wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir,
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
+    /* After every rank's files (rank.R.waits included) are written. */
+    wp_profile_merge(wp_comm, wp_run.rank, wp_run.dir, wp_run.have_dir, wp_run.cfg.quiet);
 
     struct wp_totals t;
     wp_totals_collect(&t);
@@ -315,7 +321,7 @@ void wp_hook_finalize(void)
     if (wp_run.rank == 0 && !wp_run.cfg.quiet) {
         if (wp_run.have_dir)
             wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-                   "%llu unwind failures; profile in %s/ (summary.txt, all.svg, all.folded)",
+                   "%llu unwind failures; profile in %s/ (report.txt, all.svg, report.json)",
                    wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_run.dir);
         else
             wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
