@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "report/folded.h"
 #include "report/report.h"
@@ -329,6 +328,7 @@ static int state_of(const char *s, size_t n)
 struct rinfo {
     int rank;
     unsigned has_meta : 1, has_folded : 1, partial : 1;
+    unsigned files; /* which rank.R.* files the directory lists (F_* bits) */
     uint64_t st[S_N];
     uint64_t samples, dropped, duration_ns, hz;
     uint64_t main_stall, main_all; /* at the main waiting call path */
@@ -399,6 +399,9 @@ struct run {
     int cause_rank;
 };
 
+enum { F_META = 1, F_FOLDED = 2, F_CALLS = 4, F_WAITS = 8, F_MATRIX = 16 };
+static const char *const file_suffix[5] = {"meta", "folded", "calls", "waits", "matrix"};
+
 static int rank_cmp(const void *a, const void *b)
 {
     const struct rinfo *x = a, *y = b;
@@ -417,21 +420,32 @@ static int list_ranks(struct run *R, const char *dir)
         if (sscanf(e->d_name, "rank.%d.%n", &rank, &n) != 1 || n == 0 || rank < 0)
             continue;
         const char *suf = e->d_name + n;
-        if (strcmp(suf, "meta") != 0 && strcmp(suf, "folded") != 0)
+        unsigned bit = 0;
+        for (int b = 0; b < 5; b++)
+            if (strcmp(suf, file_suffix[b]) == 0)
+                bit = 1u << b;
+        if (bit == 0)
             continue;
         if (R->have_want && !ranges_has(&R->want, rank))
             continue;
         if (R->nr == R->rcap)
             R->r = xrealloc(R->r, (R->rcap = R->rcap ? 2 * R->rcap : 64) * sizeof *R->r);
         memset(&R->r[R->nr], 0, sizeof *R->r);
-        R->r[R->nr++].rank = rank;
+        R->r[R->nr].rank = rank;
+        R->r[R->nr++].files = bit;
     }
     closedir(d);
+    /* One entry per rank with the union of its files.  A rank with only a
+     * calls, waits or matrix file is listed too: its missing meta and
+     * folded files are then named. */
     qsort(R->r, R->nr, sizeof *R->r, rank_cmp);
     size_t k = 0;
-    for (size_t i = 0; i < R->nr; i++)
-        if (k == 0 || R->r[k - 1].rank != R->r[i].rank)
+    for (size_t i = 0; i < R->nr; i++) {
+        if (k && R->r[k - 1].rank == R->r[i].rank)
+            R->r[k - 1].files |= R->r[i].files;
+        else
             R->r[k++] = R->r[i];
+    }
     R->nr = k;
     return 0;
 }
@@ -864,15 +878,17 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
         snprintf(path, sizeof path, "%s/rank.%d.folded", dir, ri->rank);
         snprintf(name, sizeof name, "%s", path);
         read_folded(R, ri, path, name, o->stall_only, NULL);
+        /* Older runs and ranks that ended early have no calls or waits
+         * file: only the files the directory lists are opened. */
         snprintf(path, sizeof path, "%s/rank.%d.calls", dir, ri->rank);
         snprintf(name, sizeof name, "%s", path);
-        read_calls(R, ri, path, name);
+        if (ri->files & F_CALLS)
+            read_calls(R, ri, path, name);
         snprintf(path, sizeof path, "%s/rank.%d.waits", dir, ri->rank);
         snprintf(name, sizeof name, "%s", path);
-        read_waits(R, ri, path, name);
-        snprintf(path, sizeof path, "%s/rank.%d.matrix", dir, ri->rank);
-        struct stat sb;
-        if (!R->have_matrix && stat(path, &sb) == 0)
+        if (ri->files & F_WAITS)
+            read_waits(R, ri, path, name);
+        if (ri->files & F_MATRIX)
             R->have_matrix = 1;
         if (ri->duration_ns > R->duration_max)
             R->duration_max = ri->duration_ns;
