@@ -1262,7 +1262,7 @@ static void write_text(FILE *f, const struct run *R, const struct wp_report_opts
 
 static void write_short(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
-    fprintf(f, "waitprof: ");
+    fprintf(f, "waitprof report: ");
     write_run(f, R, 1);
     write_states(f, R);
     write_main(f, R);
