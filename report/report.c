@@ -1160,9 +1160,14 @@ static void write_functions(FILE *f, const struct run *R)
         if (a->nranks == 0 && a->req_sent + a->req_recv == 0)
             continue;
         fprintf(f, "*** %s\n", a->name);
-        fprintf(f, "ranks: ");
-        ranges_print(f, &a->ranks);
-        fputc('\n', f);
+        if (a->nranks) {
+            fprintf(f, "ranks: ");
+            ranges_print(f, &a->ranks);
+            fputc('\n', f);
+        } else {
+            /* Started operations (MPI_Isend): their time is in the wait. */
+            fprintf(f, "ranks: none record its calls' times (an operation that only starts)\n");
+        }
         if (a->nranks) {
             fprintf(f, "events per rank: %llu max (rank %d), %llu min (rank %d), %.1f avg (%llu ranks)\n",
                     (unsigned long long)a->ev_max, a->ev_max_r, (unsigned long long)a->ev_min, a->ev_min_r,

@@ -41,7 +41,7 @@ sz=$(wc -c <"$out/rank.1.folded")
 damage truncated rank.1.folded "truncated" "head -c $((sz - 3)) rank.1.folded >t && mv t rank.1.folded"
 [ "$(r0 "$WP_TMP/truncated")" = "$(r0 "$out")" ] || wp_fail "truncated: rank 0's figures changed"
 damage corrupted rank.1.calls "1 line(s) are malformed (corrupted), the first is line 3" "sed -i '3s/\t[0-9]*\t/\tx1y\t/' rank.1.calls"
-damage corrupted-folded rank.1.folded "1 line(s) are not .*the first is line 1" "sed -i '1s/ [0-9]*\$/ many/' rank.1.folded"
+damage corrupted-folded rank.1.folded "1 line(s) are not .*the first is line 1" "sed -i '1i MPI-Stall;main;f many' rank.1.folded"
 damage foreign rank.1.waits "not a waitprof waits file" "head -c 3000 /bin/sh >rank.1.waits"
 damage foreign-folded rank.1.folded "not a folded-stack file" "head -c 3000 /bin/sh >rank.1.folded"
 damage newer rank.1.meta "format waitprof-meta 9 is newer" "sed -i '1s/.*/format=waitprof-meta 9/' rank.1.meta"
