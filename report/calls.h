@@ -9,8 +9,9 @@
  *   function on that thread, from 1), and the multi-resolution histogram of
  *   fallback/stats.h.  Per thread, fixed memory reserved on the first call;
  *   no lock, no MPI call, no allocation afterwards.
- * - wp_traffic_send()/wp_traffic_recv() are called by the generated C
- *   wrappers of the point-to-point functions after a successful call: bytes
+ * - wp_traffic_send()/wp_traffic_recv() are called by the generated C and
+ *   Fortran wrappers of the point-to-point functions after a successful
+ *   call (a Fortran wildcard receive leaves the peer unknown): bytes
  *   and requests sent or received per MPI function, and with
  *   WAITPROF_MATRIX=1 the row of this rank in the transfer matrices
  *   SIZE(i,j) (bytes sent from i to j), REQUEST(i,j) (send calls from i to

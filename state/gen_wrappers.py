@@ -209,6 +209,30 @@ def fortran_names(name):
     return [low + "_", low + "__", low, up, low + "_f08_"]
 
 
+def ftraffic_lines(name, names, nargs):
+    """The Fortran form of traffic_lines(): every argument is a pointer to
+    an integer (handles too); a wildcard source stays unknown (-1 in the
+    matrix) rather than decoding the status array."""
+    out = []
+    for t in TRAFFIC.get(name, []):
+        kind, args = t[0], t[1:5]
+        if any(a not in names for a in args):
+            continue
+        i = [names.index(a) for a in args]
+        size = "wp_fbytes(a%d, a%d)" % (i[0], i[1])
+        peer = "*(const MPI_Fint *)a%d" % i[2]
+        comm = "PMPI_Comm_f2c(*(const MPI_Fint *)a%d)" % i[3]
+        if kind == "send":
+            out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, peer, comm))
+        else:
+            ticks = "wp_t->enter_ticks" if kind == "recv" else "0"
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, %s);" % (name, size, peer, comm, ticks))
+    if out:
+        out.insert(0, "    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS)) {" % (nargs - 1, nargs - 1))
+        out.append("    }")
+    return out
+
+
 def gen_f(name, cls, opts, names):
     nparams = len(names)
     nargs = int(opts["fargs"]) if "fargs" in opts else nparams + 1
@@ -231,6 +255,8 @@ def gen_f(name, cls, opts, names):
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
             out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
             out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, 0);" % (name, bytes_expr, role_expr))
+        if "fargs" not in opts:
+            out += ftraffic_lines(name, names, nargs)
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
