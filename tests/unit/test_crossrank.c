@@ -123,6 +123,13 @@ START_TEST(test_detail_block)
     ck_assert_ptr_null(strstr(c, "\n0,"));
     ck_assert_ptr_nonnull(strstr(c, "\n3,complete,100,95,5,0,"));
 
+    /* A partial rank (ended before MPI_Finalize) is read and counted. */
+    put("rank.3.meta", "format=waitprof-meta 1\nstatus=partial: terminated by SIGTERM\nrank=3\nsize=4\n");
+    ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
+    t = get("report.txt");
+    ck_assert_ptr_nonnull(strstr(t, "samples: 300, dropped 0; 1 rank wrote a partial profile\n"));
+    ck_assert_ptr_nonnull(strstr(t, "     3     0.0%     5.0%       95.0%        100  partial\n"));
+
     /* A newer format is refused by name; the rest is still reported. */
     put("rank.1.calls", "# waitprof-calls 7\n");
     ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 1);
