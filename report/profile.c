@@ -6,8 +6,7 @@
 
 #include "runtime/log.h"
 #include "report/profile.h"
-#include "report/summary.h"
-#include "report/svg.h"
+#include "report/report.h"
 #include "sampler/store.h"
 #include "sampler/symbolize.h"
 #include "state/thread.h"
@@ -72,19 +71,6 @@ static int wp_output_folded(FILE *fp, const struct wp_output *o)
     return wp_folded_write(fp, o->f);
 }
 
-static int wp_output_svg(FILE *fp, const struct wp_output *o)
-{
-    char title[64];
-    snprintf(title, sizeof title, "waitprof: %d rank%s", o->ranks, o->ranks == 1 ? "" : "s");
-    return wp_svg_write(fp, o->f, title);
-}
-
-/* About 30 lines: what someone reads first. */
-static int wp_output_summary(FILE *fp, const struct wp_output *o)
-{
-    return wp_summary_write(fp, o->f, o->ranks, 8);
-}
-
 /* Write path through path.tmp and a rename, so a reader never sees half a
  * file.  On failure errno says why (the clean-up must not overwrite it). */
 static int wp_write_atomic(const char *path, int (*emit)(FILE *, const struct wp_output *),
@@ -121,86 +107,15 @@ int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
     return wp_profile_write_file(path, f);
 }
 
-/* Serialize to the folded text form that is also the file format. */
-static char *wp_to_text(const struct wp_folded *f, size_t *len)
+int wp_profile_merge(MPI_Comm comm, int rank, const char *dir, int have_dir, int quiet)
 {
-    size_t cap = 1024, n = 0;
-    for (size_t i = 0; i < f->n; i++)
-        cap += strlen(f->lines[i].stack) + 24;
-    char *buf = malloc(cap);
-    if (buf == NULL)
-        return NULL;
-    for (size_t i = 0; i < f->n; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s %llu\n", f->lines[i].stack,
-                              (unsigned long long)f->lines[i].count);
-    *len = n;
-    return buf;
-}
-
-int wp_profile_merge(MPI_Comm comm, int rank, int size, const struct wp_folded *mine, const char *dir,
-                     int have_dir)
-{
-    size_t len = 0;
-    char *text = wp_to_text(mine, &len);
-    /* Every rank must take part even when it has nothing to send. */
-    int mylen = (text && len <= (size_t)1 << 30) ? (int)len : 0;
-    int *lens = NULL, *displs = NULL;
-    char *all = NULL;
-    long long total = 0;
-    if (rank == 0) {
-        lens = calloc((size_t)size, sizeof *lens);
-        displs = calloc((size_t)size, sizeof *displs);
-    }
-    PMPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
-    if (rank == 0 && lens && displs) {
-        for (int r = 0; r < size; r++) {
-            displs[r] = (int)total;
-            total += lens[r];
-        }
-        if (total < ((long long)1 << 31) - 1)
-            all = malloc((size_t)total + 1);
-        if (all == NULL)
-            for (int r = 0; r < size; r++)
-                lens[r] = 0, displs[r] = 0;
-    }
-    /* Ranks send nothing if rank 0 could not take it; it tells them so. */
-    int ok = rank != 0 || all != NULL;
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-    PMPI_Gatherv(text, ok ? mylen : 0, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
-    int rc = 0;
-    if (rank == 0) {
-        if (!ok) {
-            wp_log("waitprof: not enough memory to merge %lld bytes of profiles; the per-rank files are complete",
-                   total);
-            rc = -1;
-        } else if (have_dir) {
-            struct wp_folded merged = {0};
-            wp_folded_add_text(&merged, all, (size_t)total);
-            wp_folded_finish(&merged);
-            char path[4200];
-            snprintf(path, sizeof path, "%s/all.folded", dir);
-            rc = wp_profile_write_file(path, &merged);
-            if (rc != 0)
-                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
-            /* The picture and the digest are tried even when all.folded was
-             * not written: each failure is reported on its own. */
-            struct wp_output o = {&merged, size};
-            snprintf(path, sizeof path, "%s/all.svg", dir);
-            if (wp_write_atomic(path, wp_output_svg, &o) != 0) {
-                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
-                rc = -1;
-            }
-            snprintf(path, sizeof path, "%s/summary.txt", dir);
-            if (wp_write_atomic(path, wp_output_summary, &o) != 0) {
-                wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
-                rc = -1;
-            }
-            wp_folded_free(&merged);
-        }
-    }
-    free(all);
-    free(lens);
-    free(displs);
-    free(text);
-    return rc;
+    /* Every rank has closed its files before it enters the barrier, so rank
+     * 0 reads complete files; what a rank could not write is named by the
+     * reader.  Rank 0 holds one rank's data at a time, not everyone's. */
+    PMPI_Barrier(comm);
+    if (rank != 0 || !have_dir)
+        return 0;
+    struct wp_report_opts o = {NULL, 0, 10};
+    int rc = wp_report_dir(dir, dir, &o, quiet ? NULL : stderr, stderr);
+    return rc < 0 ? -1 : 0;
 }

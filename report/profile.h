@@ -6,9 +6,11 @@
  *   and merged.
  * - wp_profile_write_rank() writes rank.R.folded (via a temporary file and a
  *   rename, so a reader never sees half a file).
- * - wp_profile_merge() is collective over comm: rank 0 receives every rank's
- *   lines and writes all.folded (the sum over ranks), all.svg (a flame graph,
- *   report/svg.h) and summary.txt (report/summary.h).
+ * - wp_profile_merge() is collective over comm and is called after every
+ *   rank wrote its per-rank files: after a barrier rank 0 builds every
+ *   cross-rank output from those files with the code `waitprof report DIR`
+ *   uses (report/report.h) and, unless quiet, prints the report's first
+ *   screen on stderr.
  */
 #ifndef WP_REPORT_PROFILE_H
 #define WP_REPORT_PROFILE_H
@@ -20,7 +22,6 @@
 int wp_profile_build(struct wp_folded *out);
 int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f);
 int wp_profile_write_file(const char *path, const struct wp_folded *f);
-int wp_profile_merge(MPI_Comm comm, int rank, int size, const struct wp_folded *mine, const char *dir,
-                     int have_dir);
+int wp_profile_merge(MPI_Comm comm, int rank, const char *dir, int have_dir, int quiet);
 
 #endif

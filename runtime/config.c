@@ -11,7 +11,8 @@ static const char *const wp_known[] = {
     "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
     "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
     "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
-    "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY", NULL};
+    "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY",
+    "WAITPROF_MATRIX", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -177,6 +178,7 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->estimate = wp_word(get, report, "WAITPROF_ESTIMATE", bools, 1, "0 or 1");
     c->callpath_depth = wp_int(get, report, "WAITPROF_CALLPATH_DEPTH", 1, 16, 1,
                                "frames per wait-state call site, a whole number from 1 to 16");
+    c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
     const char *out = get("WAITPROF_OUT");
     /* The limit is the one the message states; it leaves room in the 4096-byte
      * path buffers for the ".N" suffix and the file names added later. */
@@ -204,7 +206,8 @@ void wp_config_check_unknown(char **env, wp_report_t report)
                      "waitprof: unknown variable %.*s ignored; known: WAITPROF_HZ, WAITPROF_CLOCK, "
                      "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
                      "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
-                     "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY",
+                     "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY, "
+                     "WAITPROF_MATRIX",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

@@ -40,6 +40,7 @@ struct wp_config {
                           * what the recording costs) */
     int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
                           * call site, 1..16, default 1 */
+    int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
     /* Selection and budget (issue 5).  The rank list is checked for syntax
      * here; it is fitted to the job size at MPI_Init (runtime/select.h). */

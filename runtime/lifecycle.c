@@ -35,6 +35,7 @@
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
+#include "report/calls.h"
 #include "report/partial.h"
 #include "report/profile.h"
 #include "runtime/select.h"
@@ -245,6 +246,9 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
                       wp_run.rank, strerror(errno));
         wp_partial_write_folded(wp_run.dir, wp_run.rank);
     }
+    if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
+        wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
+                      wp_run.rank, strerror(errno));
     if (wp_meta_write(wp_run.dir, wp_run.rank, status) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.meta (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
@@ -413,7 +417,7 @@ static void wp_finalize_summary(void)
     }
     if (wp_run.have_dir)
         wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-               "%llu unwind failures; stall source %s; profile in %s/ (summary.txt, all.svg, all.folded)%s",
+               "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, report.json)%s",
                wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir, extra);
     else
         wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
@@ -461,6 +465,7 @@ void wp_hook_init(int rc)
     wp_run.active = 1;
     atexit(wp_at_exit);
     wp_install_term_handlers();
+    wp_calls_init(wp_run.rank, wp_run.size, wp_run.cfg.matrix);
     struct wp_sampler_config sc = {
         .hz = wp_run.cfg.hz,
         .cpu_clock = wp_run.cfg.cpu_clock,
@@ -482,12 +487,13 @@ void wp_hook_finalize(void)
     wp_fin_t0 = wp_now_ns();
     struct wp_folded mine = {0};
     wp_write_rank("complete", &mine);
-    wp_profile_merge(wp_comm, wp_run.rank, wp_run.size, &mine, wp_run.dir, wp_run.have_dir);
     wp_folded_free(&mine);
     uint64_t est0 = wp_now_ns();
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir, wp_run.selected,
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
     wp_est_ns = wp_now_ns() - est0;
+    /* After every rank's files (rank.R.waits included) are written. */
+    wp_profile_merge(wp_comm, wp_run.rank, wp_run.dir, wp_run.have_dir, wp_run.cfg.quiet);
     wp_finalize_summary();
     /* Detach the stall source last (MPI_T must be finalized before MPI). */
     wp_source_stop();

@@ -182,6 +182,46 @@ def req_kind_expr(kind, names, role_of):
     return expr
 
 
+# Message traffic for the report (report/calls.h): bytes and requests sent
+# and received per function, and the transfer matrices under
+# WAITPROF_MATRIX=1.  Parameter names as in mpi.h (the same in Open MPI and
+# MPICH); a function whose prototype names differ is simply not counted.
+TRAFFIC_SEND = ("count", "datatype", "dest", "comm")
+TRAFFIC = {
+    "MPI_Send": [("send",) + TRAFFIC_SEND], "MPI_Bsend": [("send",) + TRAFFIC_SEND],
+    "MPI_Ssend": [("send",) + TRAFFIC_SEND], "MPI_Rsend": [("send",) + TRAFFIC_SEND],
+    "MPI_Isend": [("send",) + TRAFFIC_SEND], "MPI_Ibsend": [("send",) + TRAFFIC_SEND],
+    "MPI_Issend": [("send",) + TRAFFIC_SEND], "MPI_Irsend": [("send",) + TRAFFIC_SEND],
+    "MPI_Recv": [("recv", "count", "datatype", "source", "comm", "status")],
+    "MPI_Irecv": [("irecv", "count", "datatype", "source", "comm")],
+    "MPI_Sendrecv": [("send", "sendcount", "sendtype", "dest", "comm"),
+                     ("recv", "recvcount", "recvtype", "source", "comm", "status")],
+}
+
+
+def traffic_lines(name, names):
+    out = []
+    for t in TRAFFIC.get(name, []):
+        kind, args = t[0], t[1:]
+        if any(a not in names for a in args):
+            continue
+        size = "wp_bytes(%s, %s)" % (args[0], args[1])
+        if kind == "send":
+            out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, args[2], args[3]))
+        elif kind == "irecv":
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, 0);" % (name, size, args[2], args[3]))
+        else:
+            # A wildcard receive names its sender in the status, if kept.
+            src = "(%s == MPI_ANY_SOURCE && %s != MPI_STATUS_IGNORE) ? %s->MPI_SOURCE : %s" % (
+                args[2], args[4], args[4], args[2])
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+                       % (name, size, src, args[3]))
+    if out:
+        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS) {")
+        out.append("    }")
+    return out
+
+
 def gen_c(name, cname, cls, opts, params):
     decls, names, variadic = name_params(params)
     args = ", ".join(names)
@@ -232,6 +272,7 @@ def gen_c(name, cname, cls, opts, params):
             role_expr = role_kind
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
         out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
+    out += traffic_lines(name, names)
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
@@ -269,6 +310,30 @@ FREMEDY = {
     "MPI_Waitany": ("a0, a1, a2, &wp_flag, a3, &wp_ierr", "wp_flag != 0"),
     "MPI_Waitsome": ("a0, a1, a2, a3, a4, &wp_ierr", "*(MPI_Fint *)a2 != 0"),
 }
+
+
+def ftraffic_lines(name, names, nargs):
+    """The Fortran form of traffic_lines(): every argument is a pointer to
+    an integer (handles too); a wildcard source stays unknown (-1 in the
+    matrix) rather than decoding the status array."""
+    out = []
+    for t in TRAFFIC.get(name, []):
+        kind, args = t[0], t[1:5]
+        if any(a not in names for a in args):
+            continue
+        i = [names.index(a) for a in args]
+        size = "wp_fbytes(a%d, a%d)" % (i[0], i[1])
+        peer = "*(const MPI_Fint *)a%d" % i[2]
+        comm = "PMPI_Comm_f2c(*(const MPI_Fint *)a%d)" % i[3]
+        if kind == "send":
+            out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, peer, comm))
+        else:
+            ticks = "wp_t->enter_ticks" if kind == "recv" else "0"
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, %s);" % (name, size, peer, comm, ticks))
+    if out:
+        out.insert(0, "    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS)) {" % (nargs - 1, nargs - 1))
+        out.append("    }")
+    return out
 
 
 def gen_f(name, cls, opts, names, decls):
@@ -337,6 +402,8 @@ def gen_f(name, cls, opts, names, decls):
                 role_expr = role_kind
             out.append("    if (wp_t && %s)" % ok)
             out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
+        if "fargs" not in opts:
+            out += ftraffic_lines(name, names, nargs)
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fallback/stats.h"
+#include "report/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
@@ -148,6 +149,7 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
     }
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
+    wp_calls_record(fn, d); /* the report's per-function figures (report/calls.h) */
     if (__builtin_expect(t->has_pending, 0))
         wp_sampler_settle(t, d > min ? d - min : 0);
 }

@@ -90,3 +90,15 @@ tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)
 WP_SELECT_TESTS = tests/mpi/t_select.sh tests/mpi/t_window.sh tests/mpi/t_budget.sh
 TESTS += $(WP_SELECT_TESTS)
 EXTRA_DIST += $(WP_SELECT_TESTS)
+
+# The cross-rank report and `waitprof report` (report/report.h): a known
+# imbalanced program; the tool on damaged directories; the SVG in Chromium;
+# a synthetic run of 3 000 ranks.
+check_PROGRAMS += tests/mpi/report_imb
+tests_mpi_report_imb_SOURCES = tests/mpi/report_imb.c
+tests_mpi_report_imb_CFLAGS = $(WP_TEST_CFLAGS)
+WP_REPORT_TESTS = tests/mpi/t_report.sh tests/mpi/t_report_bad.sh tests/mpi/t_report_svg.sh \
+	tests/mpi/t_report_scale.sh
+TESTS += $(WP_REPORT_TESTS)
+EXTRA_DIST += $(WP_REPORT_TESTS) tests/report_check.py tests/jsonschema_mini.py bench/gen_report_ranks.py \
+	bench/calls_cost.c

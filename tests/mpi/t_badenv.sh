@@ -32,7 +32,7 @@ done
 for v in 0 129 x ''; do
     run_with 'WAITPROF_DEPTH.*1 to 128.*using 128' "$o-depth" "WAITPROF_DEPTH=$v"
 done
-for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET; do
+for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET WAITPROF_MATRIX; do
     for v in 2 yes ''; do
         run_with "$var.*0 or 1.*using 0" "$o-b" "$var=$v"
     done

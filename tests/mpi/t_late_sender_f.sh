@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fortran late senders, 'use mpi' and 'use mpi_f08'.  Open MPI's Fortran
 # bindings call PMPI_Recv directly, MPICH's call the C MPI_Recv: either way
-# the receive is seen once, as MPI_Recv, under the Fortran main program.
+# the receive is seen once, as MPI_Recv, under the Fortran main program, and
+# its bytes and requests are counted once.
 . "$(dirname "$0")/../lib.sh"
 [ -n "$MPIFC" ] || wp_skip "no MPI Fortran compiler"
 for prog in late_sender_f late_sender_f08; do
@@ -10,4 +11,10 @@ for prog in late_sender_f late_sender_f08; do
     if grep -q 'MPI_Recv;.*MPI_Recv' "$WP_TMP/out-200/all.folded"; then
         wp_fail "$prog: a receive was counted twice (nested MPI_Recv frames)"
     fi
+    # The report's traffic counts (report/calls.h): five 4-byte messages
+    # from rank 1 to rank 0, seen by the Fortran wrappers.
+    sent=$(awk -F'\t' '$1 == "MPI_Send" { print $10 "/" $12 }' "$WP_TMP/out-200/rank.1.calls")
+    recvd=$(awk -F'\t' '$1 == "MPI_Recv" { print $11 "/" $13 }' "$WP_TMP/out-200/rank.0.calls")
+    [ "$sent" = 20/5 ] && [ "$recvd" = 20/5 ] ||
+        wp_fail "$prog: bytes/requests sent by rank 1 '$sent', received by rank 0 '$recvd', expected 20/5"
 done

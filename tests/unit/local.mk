@@ -67,3 +67,14 @@ tests_unit_test_select_SOURCES = tests/unit/test_select.c runtime/select.c runti
 tests_unit_test_select_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_select_LDADD = $(CHECK_LIBS)
 endif
+
+# --- cross-rank report reductions on hand-written run directories
+# (tests/unit/test_crossrank.c, report/report.h).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_crossrank
+TESTS += tests/unit/test_crossrank
+tests_unit_test_crossrank_SOURCES = tests/unit/test_crossrank.c report/report.c report/report.h \
+	report/svg.c report/svg.h report/summary.c report/summary.h report/folded.c report/folded.h
+tests_unit_test_crossrank_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_crossrank_LDADD = $(CHECK_LIBS)
+endif

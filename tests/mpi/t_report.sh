@@ -1,0 +1,67 @@
+#!/bin/sh
+# The cross-rank report (report/report.h) of a known imbalanced 4-rank
+# program (tests/mpi/report_imb.c: rank r computes (r+1) x 50 ms before each
+# of 10 MPI_Allreduce calls, then a ring of MPI_Sendrecv), with the transfer
+# matrices on:
+# - the first 25 lines of stderr name the main waiting call path
+#   (exchange;MPI_Allreduce) and the rank that causes it (3);
+# - report.json validates against doc/report.schema.json;
+# - the report's numbers equal the per-rank files' (tests/report_check.py
+#   consistency) and match the injected truth (... truth): events per rank,
+#   time in the call per rank within 5% or 20 ms, rank 0's estimated wait
+#   within 10% + 30 ms, the imbalance, bytes sent and the matrices;
+# - every CSV loads with Python's csv module; the folded files pass the
+#   parsing rules of flamegraph.pl, inferno and speedscope;
+# - `waitprof report DIR` regenerates the same outputs; --ranks, --state
+#   stall, --top and --diff do what they say.
+. "$(dirname "$0")/../lib.sh"
+prog=$WP_BUILDDIR/tests/mpi/report_imb
+out=$WP_TMP/run
+check() { "$PYTHON" "$WP_SRCDIR/tests/report_check.py" "$@" || wp_fail "report_check.py $1 failed"; }
+WAITPROF_MATRIX=1 wp_profile 4 "$out" "$prog" 0.05 10 >"$WP_TMP/truth" 2>"$WP_TMP/err" ||
+    { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
+head -n 25 "$WP_TMP/err" >"$WP_TMP/err25"
+grep -A1 "^main waiting call path" "$WP_TMP/err25" | grep -q "exchange;MPI_Allreduce$" ||
+    { cat "$WP_TMP/err" >&2; wp_fail "the first 25 lines of stderr do not name exchange;MPI_Allreduce as the main waiting call path"; }
+grep -q "^caused by rank 3:" "$WP_TMP/err25" ||
+    { cat "$WP_TMP/err" >&2; wp_fail "the first 25 lines of stderr do not name rank 3 as the cause"; }
+wp_note "stderr: $(grep -A2 '^main waiting' "$WP_TMP/err25" | tr '\n' ' ')"
+[ "$(head -n 1 "$out/report.txt")" = "waitprof-report 1" ] || wp_fail "report.txt: first line is not the format"
+"$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$out/report.json" ||
+    wp_fail "report.json does not validate against doc/report.schema.json"
+check consistency "$out"
+check truth "$out" "$WP_TMP/truth" 4
+check foldtools "$out/all.folded" "$out/all.diff.folded"
+wp_folded check "$out/all.folded" || wp_fail "all.folded breaks the folded rules"
+
+# The report tool regenerates the same outputs from the same files.
+tool=$WP_BUILDDIR/bin/waitprof
+mkdir "$WP_TMP/again"
+"$tool" report --quiet --out "$WP_TMP/again" "$out" || wp_fail "waitprof report exited with $?"
+for f in all.folded all.diff.folded report.json report.txt ranks.csv mpi_time.csv matrix_size.csv summary.txt; do
+    cmp -s "$out/$f" "$WP_TMP/again/$f" || wp_fail "waitprof report wrote a different $f than rank 0 did"
+done
+# Filters.
+mkdir "$WP_TMP/f1" "$WP_TMP/f2"
+"$tool" report --quiet --ranks 0-1 --top 1 --out "$WP_TMP/f1" "$out" || wp_fail "--ranks 0-1 failed"
+[ "$(tail -n +3 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 " ] ||
+    wp_fail "--ranks 0-1: ranks.csv lists $(tail -n +3 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')"
+"$PYTHON" - "$WP_TMP/f1/report.json" <<'PY' || wp_fail "--top 1 / --ranks 0-1 not applied to report.json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["top_stall_paths"]) == 1, j["top_stall_paths"]
+assert [r["rank"] for r in j["ranks"]] == [0, 1]
+assert j["filters"] == {"ranks": "0-1", "state": "all", "top": 1}
+PY
+"$tool" report --quiet --state stall --out "$WP_TMP/f2" "$out" || wp_fail "--state stall failed"
+cut -d';' -f1 "$WP_TMP/f2/all.folded" | sort -u | grep -qv '^MPI-Stall$' && wp_fail "--state stall: all.folded has other states"
+stall=$(wp_folded sum "$out/all.folded" --state MPI-Stall)
+[ "$(wp_folded sum "$WP_TMP/f2/all.folded")" = "$stall" ] || wp_fail "--state stall: not every stall sample kept"
+# --diff: B is the same run without ranks 0-2, so the Allreduce path lost stall.
+mkdir "$WP_TMP/b"
+cp "$out"/rank.3.* "$WP_TMP/b/"
+"$tool" report --diff "$out" "$WP_TMP/b" --out "$WP_TMP/diff.folded" >"$WP_TMP/diff.txt" || wp_fail "--diff failed"
+grep -q " lost .*exchange;MPI_Allreduce$" "$WP_TMP/diff.txt" || { cat "$WP_TMP/diff.txt"; wp_fail "--diff does not say exchange;MPI_Allreduce lost stall"; }
+cp "$WP_TMP/diff.folded" "$WP_TMP/d.diff.folded"
+check foldtools "$WP_TMP/d.diff.folded"
+wp_note "report, tool, filters and diff agree with the per-rank files and the truth"
