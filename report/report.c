@@ -818,10 +818,12 @@ static void read_waits(struct run *R, struct rinfo *ri, const char *path, const 
         lineno++;
         if (lineno <= 2 || line[0] == '#')
             continue;
-        char *f[14];
-        int n = split_tab(line, f, 14);
-        /* site function pattern size_class role calls time_ns min max max2 wait early plain */
-        if (n != 13 || !all_digits(f[5]) || !all_digits(f[6]) || !all_digits(f[10])) {
+        char *f[32];
+        int n = split_tab(line, f, 32);
+        /* site function pattern size_class role calls time_ns min max max2 wait early plain, then
+         * any columns a later writer of version 1 added at the end (completes, ...): the format
+         * grows only there, so the first 13 keep their meaning. */
+        if (n < 13 || !all_digits(f[5]) || !all_digits(f[6]) || !all_digits(f[10])) {
             if (bad++ == 0)
                 first_bad = lineno;
             continue;

@@ -76,7 +76,11 @@ for r in $ranks; do
     case $st in partial*SIGTERM*) ;; *) wp_fail "term: rank $r status '$st'" ;; esac
 done
 wp_folded check "$WP_TMP"/term/rank.*.folded || wp_fail "term: folded format"
-n=$(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Work --path ';MPI_Recv$')
+# In an MPI state: MPI-Work when the estimator would classify them at the
+# call's end (which never comes), MPI-Stall when a runtime stall source
+# (mpit/) saw the receive wait.
+n=$(($(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Work --path ';MPI_Recv$') +
+    $(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Stall --path ';MPI_Recv$')))
 [ "$n" -gt 50 ] || wp_fail "term: rank 0 has $n samples in MPI_Recv (waited > 1 s at 100 Hz)"
 n1=-
 if [ -f "$WP_TMP/term/rank.1.folded" ]; then
