@@ -96,6 +96,15 @@ static int wp_agg_cmp(const void *a, const void *b)
     return x->wait_ns < y->wait_ns ? 1 : x->wait_ns > y->wait_ns ? -1 : wp_agg_key_cmp(x, y);
 }
 
+/* A completion call whose requests were nonblocking collectives (its
+ * pattern takes the global minimum): the Waitall remedy is not applied. */
+static int wp_coll_completion(const struct wp_cat *c)
+{
+    int global = 0;
+    wp_pattern_of(c->fn, c->sclass, c->role, &global);
+    return global && wp_fn_table[c->fn].wclass == WP_CLASS_WAIT;
+}
+
 /* A call site's name: its return address as "func (file:line)", or with
  * WAITPROF_CALLPATH_DEPTH > 1 its call path, innermost first, the frames
  * joined by " < " (read "called from"): "helper (a.c:9) < caller (a.c:20)".
@@ -236,9 +245,16 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                 continue;
             size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
             uint64_t m = c->min == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(c->min);
+            uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : WP_NO_MIN;
+            /* Completions of nonblocking collectives take the method's
+             * global minimum over all calls, early ones included: where one
+             * rank's wait-free completions were all complete on entry, a
+             * minimum over the rest would come from waiting calls only
+             * (measured: Ibcast at 2 ranks, 0.03 s estimated for 0.39 s). */
+            if (wp_coll_completion(c) && e < m)
+                m = e;
             if (m < lmin[k])
                 lmin[k] = m;
-            uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : WP_NO_MIN;
             uint64_t p = m < e ? m : e;
             /* The paper knows no request kinds: its minimum for a
              * completion call is over all of the function's calls. */
@@ -287,8 +303,11 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             pm = pm >= WP_NO_MIN ? UINT64_MAX : pm;
             uint64_t wait = 0, plain = 0;
             if (r->pattern != WP_PAT_NONE) {
-                wait = wp_estimate_wait(r->time_ns, c->count, wp_ticks_duration_ns(c->early_sum), c->early_count,
-                                        m);
+                if (wp_coll_completion(c))
+                    wait = wp_estimate_wait(r->time_ns, c->count, 0, 0, m);
+                else
+                    wait = wp_estimate_wait(r->time_ns, c->count, wp_ticks_duration_ns(c->early_sum),
+                                            c->early_count, m);
                 plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, pm);
             }
             r->wait_ns = wait;

@@ -81,6 +81,9 @@ wp_check_samples_follow_hz() {
 wp_check_late_sender() {
     np=$1; prog=$2; recv_re=$3; comp_re=$4; hz=${5:-200}
     out="$WP_TMP/out-$hz"
+    # A second program checked by the same script must not find the first
+    # one's profile here (waitprof would write to out-$hz.1 instead).
+    rm -rf "$out"
     WAITPROF_HZ=$hz wp_profile "$np" "$out" "$prog" 0.2 5 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
         { cat "$WP_TMP/stderr" >&2; wp_fail "$prog exited with $?"; }
     grep -q "^waitprof: $np ranks.*profile in $out" "$WP_TMP/stderr" ||
