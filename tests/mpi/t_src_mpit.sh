@@ -23,11 +23,5 @@ if [ "$MPI_FLAVOR" = openmpi ]; then
     [ "$(wp_meta "$out/rank.0.meta" source)" = "$want" ] || wp_fail "auto chose $(wp_meta "$out/rank.0.meta" source), not $want"
     wp_note "auto chose $want"
 else
-    out=$WP_TMP/fallback
-    WAITPROF_SOURCE=mpit WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 \
-        >/dev/null 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the run failed"; }
-    n=$(grep -c 'WAITPROF_SOURCE=mpit is not available here (.*); using wrappers instead' "$WP_TMP/err")
-    [ "$n" = 1 ] || { cat "$WP_TMP/err" >&2; wp_fail "expected one line about the unavailable source, got $n"; }
-    [ "$(wp_meta "$out/rank.0.meta" source)" = wrappers ] || wp_fail "meta does not say wrappers"
-    wp_note "$(grep 'WAITPROF_SOURCE' "$WP_TMP/err")"
+    wp_check_source_fallback mpit wrappers
 fi
