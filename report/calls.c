@@ -131,10 +131,12 @@ void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t
         return;
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
+    /* ticks is the receive's entry time: TIME(i,j) adds its duration.  The
+     * clock is read only with the matrix on. */
     if (wp_mx && ticks) {
         int j = wp_world_rank(source, comm);
         if (j >= 0 && j < wp_mx_size)
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], ticks, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], wp_ticks() - ticks, __ATOMIC_RELAXED);
     }
 }
 

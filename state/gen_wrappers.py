@@ -199,13 +199,16 @@ TRAFFIC = {
 }
 
 
-def traffic_lines(name, names):
+def traffic_lines(name, names, known=None):
+    """The traffic calls of a C wrapper; known maps a size expression the
+    wrapper has already computed to the variable holding it."""
     out = []
     for t in TRAFFIC.get(name, []):
         kind, args = t[0], t[1:]
         if any(a not in names for a in args):
             continue
         size = "wp_bytes(%s, %s)" % (args[0], args[1])
+        size = (known or {}).get(size, size)
         if kind == "send":
             out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, args[2], args[3]))
         elif kind == "irecv":
@@ -270,9 +273,14 @@ def gen_c(name, cname, cls, opts, params):
         role_expr = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
         if role_kind:
             role_expr = role_kind
+        # The size is computed once for the estimator and the traffic count.
+        out.append("    uint64_t wp_nb = 0;")
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
-        out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
-    out += traffic_lines(name, names)
+        out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s);"
+                   % (name, bytes_expr, role_expr, early))
+        out += traffic_lines(name, names, {bytes_expr: "wp_nb"})
+    else:
+        out += traffic_lines(name, names)
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])

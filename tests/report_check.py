@@ -166,13 +166,22 @@ def truth(d, truth_file, np_):
     if os.path.exists(os.path.join(d, "matrix_size.csv")):
         size = {int(r["rank"]): r for r in load_csv(os.path.join(d, "matrix_size.csv"))}
         req = {int(r["rank"]): r for r in load_csv(os.path.join(d, "matrix_request.csv"))}
-        load_csv(os.path.join(d, "matrix_time.csv"))
+        tm = {int(r["rank"]): r for r in load_csv(os.path.join(d, "matrix_time.csv"))}
+        # TIME(i,j): rank i's time in blocking receives from j.  The ring's
+        # only receives are the MPI_Sendrecv from i-1, so TIME(i,i-1) is
+        # rank i's whole MPI_Sendrecv time (mpi_time.csv) and the rest 0.
+        sr = {int(r["rank"]): float(r["MPI_Sendrecv"]) for r in load_csv(os.path.join(d, "mpi_time.csv"))}
         for i in range(np_):
             for j in range(np_):
                 ws, wr = (calls * 8000, calls) if j == (i + 1) % np_ else (0, 0)
                 if int(size[i][str(j)]) != ws or int(req[i][str(j)]) != wr:
                     fail("SIZE(%d,%d) = %s, REQUEST = %s; the program sent %d bytes in %d calls"
                          % (i, j, size[i][str(j)], req[i][str(j)], ws, wr))
+                want = sr[i] if j == (i + np_ - 1) % np_ else 0.0
+                got = float(tm[i][str(j)])
+                if abs(got - want) > 0.05 * want + 1e-4:
+                    fail("TIME(%d,%d) = %.6f s; rank %d spent %.6f s in MPI_Sendrecv receiving from %d"
+                         % (i, j, got, i, want, j))
         print("truth: transfer matrices match the ring")
     print("truth: main wait %s caused by rank %d; rank 0 wait %.3f s (truth %.3f s)"
           % (mw["path"], last, w["wait_max_s"], want))
