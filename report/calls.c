@@ -81,7 +81,7 @@ void wp_calls_record(int fn, uint64_t ticks)
     } else if (c->max2_ev == 0 || ticks > c->max2) {
         c->max2 = ticks, c->max2_ev = ev;
     }
-    c->hist[wp_hist_bin(wp_ticks_to_us(ticks))]++;
+    c->hist[wp_hist_bin_ticks(ticks)]++; /* the recording path's bin (fallback/stats.h) */
 }
 
 /* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,
