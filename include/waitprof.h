@@ -31,7 +31,9 @@ struct waitprof_thread_state {
     int state;                 /* one of WAITPROF_STATE_* */
     int function;              /* id of the outermost MPI call, 0 outside MPI */
     const char *function_name; /* e.g. "MPI_Recv"; "none" outside MPI; static storage */
-    uint64_t enter_ns;         /* CLOCK_MONOTONIC time the call was entered, 0 outside MPI */
+    uint64_t enter_ns;         /* CLOCK_MONOTONIC time the call was entered, 0 outside MPI;
+                                * under WAITPROF_LEAN=1 the time of the call's first
+                                * sample, 0 until then */
 };
 
 /* The calling thread's state (WAITPROF_STATE_*).  Async-signal-safe. */

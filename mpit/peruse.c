@@ -183,6 +183,11 @@ static void wp_peruse_detach_at(int k)
 
 static int wp_peruse_start(char *why, size_t cap)
 {
+    /* Below MPI_THREAD_MULTIPLE one thread at a time is inside MPI, and ob1
+     * raises its events there: the request table may skip its locked
+     * instructions (mpit/requests.h).  Set before the first event. */
+    int level = MPI_THREAD_MULTIPLE;
+    wp_req_serial = PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
     if (wp_peruse_attach(MPI_COMM_WORLD) != 0 || wp_peruse_attach(MPI_COMM_SELF) != 0) {
         snprintf(why, cap, "PERUSE refused to register events on MPI_COMM_WORLD");
         pthread_mutex_lock(&wp_pcomm_lock);

@@ -16,6 +16,7 @@ struct wp_req {
 
 static struct wp_req wp_reqs[WP_REQ_SLOTS];
 int wp_req_stall[WP_REQ_THREADS];
+int wp_req_serial;
 unsigned long wp_req_untracked;
 static int wp_req_nthreads;
 __thread int wp_req_me __attribute__((tls_model("initial-exec"))) = -2;
@@ -44,6 +45,10 @@ static struct wp_req *wp_req_find(uintptr_t id, int insert)
             continue;
         if (!insert)
             return 0;
+        if (wp_req_serial) {
+            __atomic_store_n(&wp_reqs[i].id, id, __ATOMIC_RELEASE);
+            return &wp_reqs[i];
+        }
         uintptr_t expect = 0;
         if (__atomic_compare_exchange_n(&wp_reqs[i].id, &expect, id, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
             expect == id)
@@ -62,10 +67,34 @@ static void wp_req_account(uint32_t old, uint32_t new)
     int is = (new & (POSTED | AWAITED)) == (POSTED | AWAITED) ? OWNER(new) : -1;
     if (was == is)
         return;
+    if (wp_req_serial) {
+        /* One writer at a time (see wp_req_set): a load and a store, no
+         * locked instruction.  Relaxed atomics still, because the owner's
+         * SIGPROF handler reads the counter at any moment. */
+        if (was >= 0 && was < WP_REQ_THREADS)
+            __atomic_store_n(&wp_req_stall[was], __atomic_load_n(&wp_req_stall[was], __ATOMIC_RELAXED) - 1,
+                             __ATOMIC_RELAXED);
+        if (is >= 0 && is < WP_REQ_THREADS)
+            __atomic_store_n(&wp_req_stall[is], __atomic_load_n(&wp_req_stall[is], __ATOMIC_RELAXED) + 1,
+                             __ATOMIC_RELAXED);
+        return;
+    }
     if (was >= 0 && was < WP_REQ_THREADS)
         __atomic_fetch_sub(&wp_req_stall[was], 1, __ATOMIC_RELAXED);
     if (is >= 0 && is < WP_REQ_THREADS)
         __atomic_fetch_add(&wp_req_stall[is], 1, __ATOMIC_RELAXED);
+}
+
+/* Replace the word by new (computed from old, its value now): one
+ * compare-and-swap, or a plain store when serial.  Returns 0 when another
+ * thread changed the word first (old then holds its value). */
+static int wp_req_set(struct wp_req *r, uint32_t *old, uint32_t new)
+{
+    if (wp_req_serial) {
+        __atomic_store_n(&r->word, new, __ATOMIC_RELEASE);
+        return 1;
+    }
+    return __atomic_compare_exchange_n(&r->word, old, new, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 /* One transition of a request's word.  mode: 0 set to `bits` exactly,
@@ -80,7 +109,11 @@ static void wp_req_update(struct wp_req *r, int mode, uint32_t bits, int cond_ow
         new = mode == 0 ? bits : mode == 1 ? (old | bits) : (old & ~bits);
         if (!(new & AWAITED))
             new &= POSTED; /* no waiter, no owner */
-    } while (!__atomic_compare_exchange_n(&r->word, &old, new, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        /* Most events change nothing (XFER_CONTINUE after the match, a
+         * repeated posting): no write at all. */
+        if (new == old)
+            return;
+    } while (!wp_req_set(r, &old, new));
     wp_req_account(old, new);
 }
 
@@ -125,9 +158,11 @@ int wp_req_await(uintptr_t id, int me)
         return 0;
     /* Replace the owner and set awaited in one step, keeping "posted". */
     uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE), new;
-    do
+    do {
         new = (old & POSTED) | AWAITED | WITH_OWNER(me);
-    while (!__atomic_compare_exchange_n(&r->word, &old, new, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+        if (new == old)
+            return 1;
+    } while (!wp_req_set(r, &old, new));
     wp_req_account(old, new);
     return 1;
 }

@@ -19,6 +19,14 @@
  *   of them concurrently: each transition is one compare-and-swap on the
  *   request's word, and the counter moves by exactly the change of that
  *   word's contribution (posted and awaited).
+ * - With wp_req_serial set (the MPI runs below MPI_THREAD_MULTIPLE), the
+ *   caller promises that one thread at a time calls these functions: Open
+ *   MPI's ob1 raises its PERUSE events inside MPI calls, which such a
+ *   program makes from one thread at a time, and the program's own
+ *   serialization orders them.  Each transition is then a plain load and
+ *   store (relaxed atomics, for the SIGPROF handler that reads the
+ *   counter), no locked instruction: a ping-pong makes about ten of them
+ *   per message.
  * - When the table is full, a request is not tracked and wp_req_untracked
  *   counts it; its waits then count as MPI-Work (reported, never silent).
  */
@@ -33,6 +41,9 @@
 /* Stall counters, indexed by thread index (wp_req_thread_index()). */
 extern int wp_req_stall[WP_REQ_THREADS];
 extern unsigned long wp_req_untracked;
+/* 1: one thread at a time calls the functions below (see above).  Set
+ * before the source starts; never changed while requests are tracked. */
+extern int wp_req_serial;
 
 /* The calling thread's index: -2 before its first use, -1 when all were
  * taken.  Initial-exec TLS, so the SIGPROF handler may read it. */

@@ -69,32 +69,6 @@ void wp_source_stop(void)
     wp_src = &wp_source_wrappers;
 }
 
-/* --- the calls the generated wrappers make (state/mpi_functions.tbl via=) ---- */
-
-int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st)
-{
-    const struct wp_source *s = wp_src;
-    return s->recv ? s->recv(buf, count, dt, src, tag, comm, st) : PMPI_Recv(buf, count, dt, src, tag, comm, st);
-}
-
-int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req)
-{
-    const struct wp_source *s = wp_src;
-    return s->irecv ? s->irecv(buf, count, dt, src, tag, comm, req) : PMPI_Irecv(buf, count, dt, src, tag, comm, req);
-}
-
-int wp_src_wait(MPI_Request *req, MPI_Status *st)
-{
-    const struct wp_source *s = wp_src;
-    return s->wait ? s->wait(req, st) : PMPI_Wait(req, st);
-}
-
-int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
-{
-    const struct wp_source *s = wp_src;
-    return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
-}
-
 /* Communicators the program creates or frees (directives newcomm= and
  * freecomm in the table).  Only the outermost wrapper calls these. */
 void wp_src_comm_new(MPI_Comm comm)

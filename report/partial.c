@@ -261,6 +261,9 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     /* The stall source is chosen at MPI_Init and never changes (mpit/). */
     wp_ks(&o, "source", wp_src->name);
     wp_kv(&o, "hz", (uint64_t)wp_run.cfg.hz);
+    /* full: the wrappers time every call and keep per-call figures; lean:
+     * no clock, no figures (WAITPROF_LEAN, state/wrap.h). */
+    wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
     wp_kv(&o, "start_ns", wp_run.start_ns);
     wp_kv(&o, "end_ns", wp_run.end_ns);

@@ -392,6 +392,7 @@ struct run {
     char source[64], mpi[256], clock[16];
     uint64_t hz;
     int mixed_source, have_matrix, nmeta_partial;
+    int lean; /* a rank's meta says wrappers=lean: no call was timed */
     char **extra;          /* meta keys not known here, "key=value" from the first meta */
     size_t nextra;
     uint64_t duration_max, samples, dropped;
@@ -527,6 +528,8 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             snprintf(R->clock, sizeof R->clock, "%s", val);
         else if (strcmp(k, "mpi") == 0 && !R->mpi[0])
             snprintf(R->mpi, sizeof R->mpi, "%s", val);
+        else if (strcmp(k, "wrappers") == 0 && strcmp(val, "lean") == 0)
+            R->lean = 1;
         else if (strcmp(k, "source") == 0) {
             if (!R->source[0])
                 snprintf(R->source, sizeof R->source, "%s", val);
@@ -1127,7 +1130,9 @@ static void write_waits(FILE *f, const struct run *R, int top)
                 s->wmax * 1e-9, s->wmax_r);
         shown++;
     }
-    if (shown == 0)
+    if (shown == 0 && R->lean)
+        fprintf(f, "(not estimated: the run used lean wrappers, WAITPROF_LEAN=1, which time no call)\n");
+    else if (shown == 0)
         fprintf(f, "(no estimated wait: no rank.R.waits files, or no waiting calls)\n");
 }
 

@@ -12,7 +12,7 @@ static const char *const wp_known[] = {
     "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
     "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
     "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY",
-    "WAITPROF_MATRIX", NULL};
+    "WAITPROF_MATRIX", "WAITPROF_LEAN", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -179,6 +179,17 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->callpath_depth = wp_int(get, report, "WAITPROF_CALLPATH_DEPTH", 1, 16, 1,
                                "frames per wait-state call site, a whole number from 1 to 16");
     c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
+    c->lean = wp_word(get, report, "WAITPROF_LEAN", bools, 0, "0 or 1");
+    if (c->lean && (c->matrix || (get("WAITPROF_ESTIMATE") && c->estimate))) {
+        /* Lean wrappers keep no per-call figure (state/wrap.h); the request
+         * for one cannot be met. */
+        report(c->matrix ? "waitprof: WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_MATRIX=1 is ignored; "
+                           "unset one of them"
+                         : "waitprof: WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_ESTIMATE=1 is ignored; "
+                           "unset one of them");
+    }
+    if (c->lean)
+        c->estimate = c->matrix = 0;
     const char *out = get("WAITPROF_OUT");
     /* The limit is the one the message states; it leaves room in the 4096-byte
      * path buffers for the ".N" suffix and the file names added later. */
@@ -207,7 +218,7 @@ void wp_config_check_unknown(char **env, wp_report_t report)
                      "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
                      "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
                      "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY, "
-                     "WAITPROF_MATRIX",
+                     "WAITPROF_MATRIX, WAITPROF_LEAN",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

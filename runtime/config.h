@@ -41,6 +41,9 @@ struct wp_config {
     int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
                           * call site, 1..16, default 1 */
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
+    int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
+                          * clock and keep no per-call figures (state/wrap.h);
+                          * forces estimate and matrix to 0 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
     /* Selection and budget (issue 5).  The rank list is checked for syntax
      * here; it is fitted to the job size at MPI_Init (runtime/select.h). */

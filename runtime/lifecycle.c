@@ -466,6 +466,9 @@ void wp_hook_init(int rc)
     atexit(wp_at_exit);
     wp_install_term_handlers();
     wp_calls_init(wp_run.rank, wp_run.size, wp_run.cfg.matrix);
+    /* Lean wrappers (state/wrap.h).  Set before sampling starts, so the
+     * handler never sees a call timed under the other mode. */
+    wp_lean = wp_run.cfg.lean;
     struct wp_sampler_config sc = {
         .hz = wp_run.cfg.hz,
         .cpu_clock = wp_run.cfg.cpu_clock,

@@ -236,6 +236,11 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         goto done;
     }
     int state = wp_self.state, fn = wp_self.fn;
+    /* A lean-mode wrapper read no clock (state/wrap.h): the call's first
+     * sample dates it.  Same thread, so no other writer; wp_ticks is a TSC
+     * or vDSO clock read. */
+    if (state == WAITPROF_STATE_WORK && wp_self.enter_ticks == 0)
+        wp_self.enter_ticks = wp_ticks();
     uintptr_t ips[WP_MAX_FRAMES];
     int trunc = 0, slow = 0, in_wrapper = 0;
     int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &slow, &in_wrapper);
@@ -258,8 +263,10 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         s->by_source += w;
     }
     /* Inside a call that may wait, Work and Stall are told apart when the
-     * call returns (wp_sampler_settle): hold the sample until then. */
-    else if (state == WAITPROF_STATE_WORK && in_wrapper && fn > 0 && fn < WP_FN_COUNT && wp_fn_table[fn].waits) {
+     * call returns (wp_sampler_settle): hold the sample until then.  Lean
+     * wrappers record nothing to tell them apart by: Work at once. */
+    else if (state == WAITPROF_STATE_WORK && in_wrapper && !wp_lean && fn > 0 && fn < WP_FN_COUNT &&
+             wp_fn_table[fn].waits) {
         struct wp_pending *p = s->pending;
         if (p->n < WP_PENDING_MAX) {
             if (p->n == 0) {

@@ -225,11 +225,22 @@ def traffic_lines(name, names, known=None):
     return out
 
 
-def gen_c(name, cname, cls, opts, params):
-    decls, names, variadic = name_params(params)
+def declare_recorder(out, start=0):
+    """Declare wp_r, the record for the per-call bookkeeping (wp_recorder(),
+    state/wrap.h; NULL in lean mode), after the wp_enter() line of the
+    Fortran wrapper that begins at out[start], if the wrapper uses it."""
+    if any(re.search(r"\bwp_r\b", line) for line in out[start:]):
+        k = next(i for i in range(start, len(out)) if "wp_enter(" in out[i])
+        out.insert(k + 1, "    wp_thread_t *wp_r = wp_recorder(wp_t);")
+
+
+def c_body(name, cname, cls, opts, decls, names, lean):
+    """The statements of a C wrapper.  lean: the lean-mode form (state/wrap.h):
+    no clock read and none of the per-call bookkeeping (request kinds, the
+    remedy's test, the estimator's record, traffic), only the state and the
+    hooks the runtime needs (source, init/finalize, Pcontrol)."""
     args = ", ".join(names)
-    out = ["WP_API int %s(%s)" % (cname, ", ".join(decls) or "void"), "{",
-           "    wp_thread_t *wp_t = wp_enter(WP_FN_%s);" % name]
+    out = ["    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %d);" % (name, 0 if lean else 1)]
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
     # The stall source's hooks (mpit/source.h).  via= applies to the C
@@ -238,7 +249,7 @@ def gen_c(name, cname, cls, opts, params):
     if "freecomm" in opts:
         check_comm_param(cname, decls, 0)
         out.append("    if (wp_t) wp_src_comm_free(*%s);" % names[0])
-    req = opts.get("req")
+    req = None if lean else opts.get("req")
     rq = request_param(decls) if req else None
     if req and rq is None:
         sys.exit("%s: req= but no MPI_Request * parameter" % cname)
@@ -246,13 +257,13 @@ def gen_c(name, cname, cls, opts, params):
         out.append("    if (wp_t)")
         out.append("        wp_req_forget(wp_req_key(*%s));" % names[rq])
     role_kind = None
-    if cname in COMPLETES:
+    if cname in COMPLETES and not lean:
         r, n, forget = COMPLETES[cname]
         out.append("    int wp_kind = wp_t ? wp_req_kinds(%s, %s, %d) : WP_ROLE_ANY;"
                    % (names[r], names[n] if n is not None else "1", forget))
         role_kind = "wp_kind"
     early = "0"
-    if cname in REMEDY:
+    if cname in REMEDY and not lean:
         test, flag = REMEDY[cname]
         out.append("    int wp_early = 0;" if "wp_flag" not in test else "    int wp_flag = 0, wp_early = 0;")
         out.append("    int wp_rc = " + test.format(*names) + ";")
@@ -267,7 +278,9 @@ def gen_c(name, cname, cls, opts, params):
         kind = req_kind_expr(req, names, lambda r, c: "wp_role(%s, %s)" % (names[r], names[c]))
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
         out.append("        wp_req_put(wp_req_key(*%s), %s, %d);" % (names[rq], kind, int("persist" in opts)))
-    if cls in RECORDED:
+    if lean:
+        pass
+    elif cls in RECORDED:
         size, role = record_args(cls, names)
         bytes_expr = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
         role_expr = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
@@ -290,7 +303,39 @@ def gen_c(name, cname, cls, opts, params):
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS) wp_src_comm_new(*%s);" % names[k])
     if "arg0" in opts:
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS) %s(%s);" % (opts["arg0"], names[0]))
-    out += ["    return wp_rc;", "}", ""]
+    out.append("    return wp_rc;")
+    return out
+
+
+def gen_c(name, cname, cls, opts, params):
+    """A C wrapper.  Where the lean form differs from the full one but for the
+    clock, each form is a function of its own and the exported wrapper only
+    jumps to one of them on one test of wp_lean: GCC saves the registers a
+    function needs before its first test, so a wrapper holding both forms
+    makes the lean path pay for the full one's registers (about as much as
+    the rest of the lean path).  The jumps are tail calls with the same
+    arguments; the program's call site, which the full form records, is
+    handed over in wp_call_site (state/wrap.h), so it stays right where the
+    compiler makes real calls of them (-O0)."""
+    decls, names, variadic = name_params(params)
+    params_s = ", ".join(decls) or "void"
+    full = c_body(name, cname, cls, opts, decls, names, False)
+    lean = c_body(name, cname, cls, opts, decls, names, True)
+    if variadic or [l.replace("WP_FN_%s, 1)" % name, "WP_FN_%s, 0)" % name) for l in full] == lean:
+        # One body; only the clock read depends on the mode.
+        full[0] = "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, !wp_lean);" % name
+        return "\n".join(["WP_API int %s(%s)" % (cname, params_s), "{"] + full + ["}", ""])
+    args = ", ".join(names)
+    out = ["WP_WRAP_FORM int wp_lean_%s(%s)" % (cname, params_s), "{"] + lean + ["}", ""]
+    site = any("WP_CALL_SITE" in l for l in full)
+    out += ["WP_WRAP_FORM int wp_full_%s(%s)" % (cname, params_s), "{"]
+    out += ["    uintptr_t wp_site = wp_call_site;"] if site else []
+    out += [l.replace("WP_CALL_SITE", "wp_site") for l in full] + ["}", ""]
+    out += ["WP_API int %s(%s)" % (cname, params_s), "{",
+            "    if (__builtin_expect(wp_lean, 0))",
+            "        return wp_lean_%s(%s);" % (cname, args)]
+    out += ["    wp_call_site = WP_CALL_SITE;"] if site else []
+    out += ["    return wp_full_%s(%s);" % (cname, args), "}", ""]
     return "\n".join(out)
 
 
@@ -336,10 +381,10 @@ def ftraffic_lines(name, names, nargs):
         if kind == "send":
             out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, peer, comm))
         else:
-            ticks = "wp_t->enter_ticks" if kind == "recv" else "0"
+            ticks = "wp_r->enter_ticks" if kind == "recv" else "0"
             out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, %s);" % (name, size, peer, comm, ticks))
     if out:
-        out.insert(0, "    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS)) {" % (nargs - 1, nargs - 1))
+        out.insert(0, "    if (wp_r && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS)) {" % (nargs - 1, nargs - 1))
         out.append("    }")
     return out
 
@@ -355,21 +400,22 @@ def gen_f(name, cls, opts, names, decls):
     arities = {nargs}
     out = []
     for fname in fortran_names(name):
+        start = len(out)
         remedy = name in FREMEDY and "fargs" not in opts
         out += ["WP_API void %s(%s)" % (fname, decl), "{",
                 "    static void *wp_real;" if not remedy else "    static void *wp_real, *wp_test;",
-                "    wp_thread_t *wp_t = wp_enter(WP_FN_%s);" % name]
+                "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, !wp_lean);" % name]
         if "before" in opts:
             out.append("    if (wp_t) %s();" % opts["before"])
         if "freecomm" in opts:
             out.append("    if (wp_t) wp_src_comm_free(PMPI_Comm_f2c(*(MPI_Fint *)a0));")
         if req == "free":
-            out.append("    if (wp_t)")
+            out.append("    if (wp_r)")
             out.append("        wp_req_forget(wp_freq_key(a%d));" % rq)
         role_kind = None
         if name in COMPLETES and "fargs" not in opts:
             r, n, forget = COMPLETES[name]
-            out.append("    int wp_kind = wp_t ? wp_freq_kinds(a%d, %s, %d) : WP_ROLE_ANY;"
+            out.append("    int wp_kind = wp_r ? wp_freq_kinds(a%d, %s, %d) : WP_ROLE_ANY;"
                        % (r, "a%d" % n if n is not None else "NULL", forget))
             role_kind = "wp_kind"
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
@@ -382,7 +428,7 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    MPI_Fint wp_flag = 0, wp_ierr = MPI_SUCCESS;" if "wp_flag" in targs
                        else "    MPI_Fint wp_ierr = MPI_SUCCESS;")
             out.append("    int wp_early = 0;")
-            out.append("    if (wp_t) {")
+            out.append("    if (wp_r) {")
             out.append("        ((wp_fortran_%d_t)wp_fortran_real(&wp_test, \"%s\"))(%s);" % (tn, tname, targs))
             out.append("        wp_early = wp_ierr == MPI_SUCCESS && (%s);" % flag)
             out.append("    }")
@@ -398,7 +444,7 @@ def gen_f(name, cls, opts, names, decls):
         ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
         if req and req != "free" and "fargs" not in opts:
             kind = req_kind_expr(req, names, lambda r, c: "wp_frole(a%d, a%d)" % (r, c))
-            out.append("    if (wp_t && %s)" % ok)
+            out.append("    if (wp_r && %s)" % ok)
             out.append("        wp_req_put(wp_freq_key(a%d), %s, %d);" % (rq, kind, int("persist" in opts)))
         if cls in RECORDED and "fargs" not in opts:
             # Fortran passes every argument by reference, handles as
@@ -408,8 +454,8 @@ def gen_f(name, cls, opts, names, decls):
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
             if role_kind:
                 role_expr = role_kind
-            out.append("    if (wp_t && %s)" % ok)
-            out.append("        wp_record(wp_t, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
+            out.append("    if (wp_r && %s)" % ok)
+            out.append("        wp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
         if "fargs" not in opts:
             out += ftraffic_lines(name, names, nargs)
         out.append("    wp_leave(wp_t);")
@@ -421,6 +467,7 @@ def gen_f(name, cls, opts, names, decls):
             out.append("        wp_src_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a%d));" % int(opts["newcomm"]))
         if "arg0" in opts:
             out.append("    if (wp_t && a0) %s((int)*(MPI_Fint *)a0);" % opts["arg0"])
+        declare_recorder(out, start)
         out += ["}", ""]
     return "\n".join(out), arities
 

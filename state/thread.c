@@ -17,6 +17,9 @@
 
 __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 
+int wp_lean; /* state/wrap.h; set by the MPI_Init hook (runtime/lifecycle.c) */
+__thread uintptr_t wp_call_site __attribute__((tls_model("initial-exec")));
+
 /* The datatype-size cache of state/wrap.h.  MPI_DATATYPE_NULL never reaches
  * it (only successful calls are recorded), so it is a safe "empty". */
 __thread MPI_Datatype wp_tc_type __attribute__((tls_model("initial-exec"))) = MPI_DATATYPE_NULL;
@@ -86,6 +89,9 @@ const char *wp_class_name(enum wp_class c)
 int wp_fn_lookup(const char *symbol)
 {
     char base[128];
+    /* The lean and full forms of a C wrapper (state/wrap.h). */
+    if (strncmp(symbol, "wp_lean_", 8) == 0 || strncmp(symbol, "wp_full_", 8) == 0)
+        symbol += 8;
     size_t n = strlen(symbol);
     if (n == 0 || n >= sizeof base)
         return WP_FN_NONE;

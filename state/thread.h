@@ -5,7 +5,8 @@
  *   libwaitprof is loaded at start-up (LD_PRELOAD), so its TLS block is part of
  *   the static TLS area and reading it is one load at a fixed offset from the
  *   thread pointer — no lazy allocation, no lock, safe in a signal handler.
- * - Only the owning thread writes state, fn, enter_ticks and depth; a signal
+ * - Only the owning thread writes state, fn, enter_ticks and depth (the signal
+ *   handler, which runs on that thread, dates a lean-mode call); a signal
  *   handler on the same thread reads them.  Compiler signal fences order the
  *   writes as the handler must see them.
  * - The registry is a fixed array of slots claimed with one atomic add.  A
@@ -27,7 +28,9 @@ struct wp_store;
 typedef struct wp_thread {
     volatile sig_atomic_t state;   /* WAITPROF_STATE_* */
     volatile int fn;               /* enum wp_fn of the outermost MPI call */
-    volatile uint64_t enter_ticks; /* entry time of that call, wp_ticks() (state/clock.h) */
+    volatile uint64_t enter_ticks; /* entry time of that call, wp_ticks() (state/clock.h);
+                                    * in lean mode (state/wrap.h) 0 until the call's
+                                    * first sample, which sets it (same thread) */
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
     volatile int has_pending;      /* the handler holds samples of the current call */
@@ -39,6 +42,10 @@ typedef struct wp_thread {
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
+
+/* Lean wrappers (state/wrap.h): no clock read, no per-call bookkeeping.  Set
+ * once by the MPI_Init hook, before sampling starts. */
+extern int wp_lean;
 
 /* One registered (sampled) thread. */
 struct wp_slot {

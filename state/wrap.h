@@ -5,8 +5,16 @@
  * for a call nested inside another wrapped call (MPICH's Fortran bindings
  * call the C MPI_* functions, libraries call MPI from MPI callbacks) it only
  * counts the depth and returns NULL, so each application call is seen once.
- * wp_leave() undoes it.  Both are inline, take no lock and make one clock
- * read (state/clock.h): this is the per-call cost of waitprof.
+ * wp_leave() undoes it.  Both are inline and take no lock.  They make one
+ * clock read (state/clock.h), except in lean mode (wp_lean, WAITPROF_LEAN=1),
+ * which keeps no per-call figures, so that nothing needs a call's entry
+ * time but the read API: there the wrappers read no clock and the sampler
+ * dates a call by its first sample.  A clock read on the critical path of
+ * a message costs about 10 ns here (doc/performance.md), more than 3 % of
+ * this machine's fastest ping-pong.
+ * The generated C wrappers have a lean and a full form (state/gen_wrappers.py);
+ * the Fortran ones test wp_recorder(), NULL in lean mode, before each piece
+ * of per-call bookkeeping.
  */
 #ifndef WP_STATE_WRAP_H
 #define WP_STATE_WRAP_H
@@ -16,12 +24,18 @@
 #include <string.h>
 
 #include "fallback/stats.h"
+#include "mpit/source.h"
 #include "report/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
 
 #define WP_API __attribute__((visibility("default"), section("wp_wrap_text")))
+/* The lean and full forms of a C wrapper (state/gen_wrappers.py): in the same
+ * section, so the sampler takes their frames for the MPI call as it does
+ * the exported wrapper's (sampler/sampler.c), and named wp_lean_<MPI name>
+ * and wp_full_<MPI name>, which wp_fn_lookup() reads as the MPI name. */
+#define WP_WRAP_FORM static __attribute__((noinline, section("wp_wrap_text")))
 
 /* Move the samples held for the current call into the store, Stall below
  * threshold ticks from the call's entry (sampler/sampler.c). */
@@ -32,25 +46,54 @@ void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
 void wp_src_leave(wp_thread_t *t);
 void wp_src_comm_new(MPI_Comm comm);
 void wp_src_comm_free(MPI_Comm comm);
-int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st);
-int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req);
-int wp_src_wait(MPI_Request *req, MPI_Status *st);
-int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[]);
 
-static inline wp_thread_t *wp_enter(int fn)
+/* The calls named by via=: the source's replacement if it has one, else the
+ * PMPI call.  Inline, so the usual case costs a load and a branch, not a
+ * call. */
+static inline int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                              MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    return s->recv ? s->recv(buf, count, dt, src, tag, comm, st) : PMPI_Recv(buf, count, dt, src, tag, comm, st);
+}
+
+static inline int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                               MPI_Request *req)
+{
+    const struct wp_source *s = wp_src;
+    return s->irecv ? s->irecv(buf, count, dt, src, tag, comm, req) : PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+}
+
+static inline int wp_src_wait(MPI_Request *req, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    return s->wait ? s->wait(req, st) : PMPI_Wait(req, st);
+}
+
+static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    const struct wp_source *s = wp_src;
+    return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
+}
+
+/* timed: read the clock (0 in lean mode; a constant in the C wrappers,
+ * which have a lean and a full form).  Untimed, enter_ticks stays 0
+ * (wp_leave() left it so) until the handler dates the call. */
+static inline __attribute__((always_inline)) wp_thread_t *wp_enter(int fn, int timed)
 {
     wp_thread_t *t = &wp_self;
     if (t->depth++ != 0)
         return NULL;
     t->fn = fn;
-    t->enter_ticks = wp_ticks();
+    if (timed)
+        t->enter_ticks = wp_ticks();
     /* The handler must never see Work with a stale function or time. */
     atomic_signal_fence(memory_order_release);
     t->state = WAITPROF_STATE_WORK;
     return t;
 }
 
-static inline void wp_leave(wp_thread_t *t)
+static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
 {
     if (t == NULL) {
         wp_self.depth--;
@@ -70,11 +113,23 @@ static inline void wp_leave(wp_thread_t *t)
     t->depth = 0;
 }
 
+/* The record for the per-call bookkeeping (estimator, request kinds, traffic):
+ * the outermost call's, except in lean mode. */
+static inline wp_thread_t *wp_recorder(wp_thread_t *t)
+{
+    return __builtin_expect(wp_lean, 0) ? NULL : t;
+}
+
 /* --- what the estimator records (fallback/stats.h) -------------------------- */
 
 /* The caller's return address: the call site in the program.  Wrappers are
  * never inlined into the program, so this is the program's own code. */
 #define WP_CALL_SITE ((uintptr_t)__builtin_return_address(0))
+
+/* The call site as the exported C wrapper saw it, for the full form it jumps
+ * to (state/gen_wrappers.py), which reads it before anything else can
+ * overwrite it: no MPI call, so no other wrapper, comes in between. */
+extern __thread uintptr_t wp_call_site __attribute__((tls_model("initial-exec")));
 
 /* The size of the datatype last asked about on this thread.  A handle may
  * be reused for another type after MPI_Type_free, so the entry also holds

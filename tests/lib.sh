@@ -214,6 +214,9 @@ wp_check_source() {
         [ -n "$_struth" ] || { cat "$_so.stdout" >&2; wp_fail "ws_source $_sm printed no truth line"; }
         [ "$(wp_meta "$_so/rank.0.meta" source)" = "$_ss" ] ||
             { cat "$_so.stderr" >&2; wp_fail "$_sm: meta names source '$(wp_meta "$_so/rank.0.meta" source)', not $_ss"; }
+        _swr=full
+        [ "${WAITPROF_LEAN:-0}" = 1 ] && _swr=lean
+        [ "$(wp_meta "$_so/rank.0.meta" wrappers)" = "$_swr" ] || wp_fail "$_sm: meta does not say wrappers=$_swr"
         _sstall=$(wp_folded sum "$_so/rank.0.folded" --state MPI-Stall --path "$_sp")
         _swk=$(wp_folded sum "$_so/rank.0.folded" --state MPI-Work --path "$_sp")
         [ "$((_sstall + _swk))" -ge 20 ] || wp_fail "$_sm: only $((_sstall + _swk)) samples under $_sp"

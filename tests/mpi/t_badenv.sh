@@ -32,7 +32,7 @@ done
 for v in 0 129 x ''; do
     run_with 'WAITPROF_DEPTH.*1 to 128.*using 128' "$o-depth" "WAITPROF_DEPTH=$v"
 done
-for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET WAITPROF_MATRIX; do
+for var in WAITPROF_RUNTIME_THREADS WAITPROF_QUIET WAITPROF_MATRIX WAITPROF_LEAN; do
     for v in 2 yes ''; do
         run_with "$var.*0 or 1.*using 0" "$o-b" "$var=$v"
     done
@@ -46,6 +46,11 @@ done
 for v in 0 17 x '' 2.5; do
     run_with 'WAITPROF_CALLPATH_DEPTH.*1 to 16.*using 1' "$o-cp" "WAITPROF_CALLPATH_DEPTH=$v"
 done
+# Lean wrappers keep no per-call figure: asking for one too is named.
+run_with 'WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_MATRIX=1 is ignored' "$o-lm" \
+    WAITPROF_LEAN=1 WAITPROF_MATRIX=1
+run_with 'WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_ESTIMATE=1 is ignored' "$o-le" \
+    WAITPROF_LEAN=1 WAITPROF_ESTIMATE=1
 run_with 'WAITPROF_OUT is empty' WAITPROF_OUT=
 run_with 'unknown variable WAITPROF_HERTZ' "$o-u" WAITPROF_HERTZ=100
 # A directory that cannot be made: the profile goes to $TMPDIR instead.

@@ -8,7 +8,8 @@
 # senders, 4 threads under MPI_THREAD_MULTIPLE and receives on eight kinds
 # of communicators the program created: the sampled MPI-Stall
 # share within 3 percentage points of the injected share
-# (tests/mpi/ws_source.c), transfers of large messages in MPI-Work.
+# (tests/mpi/ws_source.c), transfers of large messages in MPI-Work; four of
+# the cases again with lean wrappers (WAITPROF_LEAN=1).
 # Elsewhere, asking for PERUSE gives one line naming the reason and the
 # source used instead.
 . "$(dirname "$0")/../lib.sh"
@@ -23,6 +24,16 @@ if [ "$WP_HAVE_PERUSE" = 1 ]; then
     # Registration on every kind of communicator the program creates: a
     # communicator without it would leave its receives to the estimator.
     wp_check_source peruse comms 2 0.03 ';measured;MPI_Recv$'
+    # Lean wrappers (WAITPROF_LEAN=1: no clock, no per-call figures) leave
+    # the classification to PERUSE alone, as exact: sends and receives,
+    # Waitall, and threads (MPI_THREAD_MULTIPLE, where the request table
+    # takes its locked path; the cases above run single-threaded).
+    export WAITPROF_LEAN=1
+    wp_check_source peruse eager 2 0.03 ';measured;MPI_Recv$'
+    wp_check_source peruse lrecv 2 0.03 ';measured;MPI_Send$' work
+    wp_check_source peruse waitall 4 0.03 ';measured_waitall;MPI_Waitall$'
+    wp_check_source peruse threads 2 0.03 ';measured;MPI_Recv$'
+    unset WAITPROF_LEAN
 else
     # The next most exact: MPI_T on Open MPI, the wrappers elsewhere.
     next=wrappers

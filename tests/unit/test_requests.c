@@ -7,7 +7,9 @@
  * count over from the old; a recycled id starts clean; a full table refuses
  * new ids and counts them; and under contention — threads that post, await
  * and match the same ids in every interleaving — every counter ends at zero,
- * which fails if one compare-and-swap lost or doubled a contribution.
+ * which fails if one compare-and-swap lost or doubled a contribution.  The
+ * single-thread cases run on both paths: with compare-and-swap, and serial
+ * (wp_req_serial, plain stores) as below MPI_THREAD_MULTIPLE.
  */
 #include <check.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@ static int stall(int k)
 
 START_TEST(receive_late_sender)
 {
+    wp_req_serial = _i; /* both paths: locked and serial */
     int me = wp_req_thread_index();
     ck_assert_int_ge(me, 0);
     uintptr_t id = 0x1000;
@@ -42,6 +45,7 @@ END_TEST
 
 START_TEST(await_after_posting)
 {
+    wp_req_serial = _i; /* both paths: locked and serial */
     int me = wp_req_thread_index();
     uintptr_t id = 0x2000;
     wp_req_activate(id, 0, -1); /* MPI_Irecv: nobody waits yet */
@@ -61,6 +65,7 @@ END_TEST
 
 START_TEST(owner_changes_and_recycling)
 {
+    wp_req_serial = _i; /* both paths: locked and serial */
     uintptr_t id = 0x3000;
     wp_req_activate(id, 1, 5); /* a send: posted from the start, thread 5 waits */
     ck_assert_int_eq(stall(5), 1);
@@ -119,6 +124,7 @@ static void *hammer(void *arg)
 
 START_TEST(contention)
 {
+    wp_req_serial = 0; /* threads at once: the locked path */
     unsigned long u = wp_req_untracked;
     for (int i = 0; i < IDS; i++)
         wp_req_activate(0x900000 + (uintptr_t)i * 64, 0, -1);
@@ -143,9 +149,9 @@ int main(void)
     Suite *s = suite_create("requests");
     TCase *tc = tcase_create("table");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, receive_late_sender);
-    tcase_add_test(tc, await_after_posting);
-    tcase_add_test(tc, owner_changes_and_recycling);
+    tcase_add_loop_test(tc, receive_late_sender, 0, 2);
+    tcase_add_loop_test(tc, await_after_posting, 0, 2);
+    tcase_add_loop_test(tc, owner_changes_and_recycling, 0, 2);
     /* Last: it fills the table, which never frees a slot. */
     tcase_add_test(tc, contention);
     tcase_add_test(tc, full_table);
