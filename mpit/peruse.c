@@ -83,27 +83,40 @@ static int wp_peruse_cb(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t
     uintptr_t id = (uintptr_t)unique_id;
     switch ((int)(intptr_t)param) {
     case EV_ACTIVATE: {
-        /* ACTIVATE runs on the thread that starts the request: if that
-         * thread is inside a blocking call, the call waits for it. */
+        /* ACTIVATE runs on the thread that starts the request.  Requests
+         * started outside any wrapped call (direct PMPI calls: another
+         * tool's, waitprof's own) are not followed; a wrapped MPI_Wait on
+         * one is then left to the estimator.  If the thread is inside a
+         * blocking call, the call waits for the request: below
+         * MPI_THREAD_MULTIPLE it goes to the thread's own small set, else
+         * to the table with this thread as its waiter. */
         wp_thread_t *t = &wp_self;
-        int awaited = -1;
-        if (t->depth > 0 && t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits) {
-            awaited = wp_req_thread_index();
-            if (awaited >= 0)
+        if (t->depth == 0)
+            break;
+        int posted = spec->operation == PERUSE_SEND, me;
+        if (t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits && (me = wp_req_thread_index()) >= 0) {
+            t->src_seen = 1; /* this thread's own record (state/thread.h) */
+            if (!wp_req_mine_activate(id, posted, me)) {
                 wp_src_hold(id);
+                wp_req_activate(id, posted, me);
+            }
+        } else {
+            wp_req_activate(id, posted, -1);
         }
-        wp_req_activate(id, spec->operation == PERUSE_SEND, awaited);
         break;
     }
     case EV_POSTED:
-        wp_req_posted(id);
+        if (!wp_req_mine_event(id, 1))
+            wp_req_posted(id);
         break;
     case EV_REMOVE_POSTED:
     case EV_XFER_CONTINUE:
-        wp_req_matched(id);
+        if (!wp_req_mine_event(id, 0))
+            wp_req_matched(id);
         break;
     case EV_COMPLETE:
-        wp_req_complete(id);
+        if (!wp_req_mine_event(id, -1))
+            wp_req_complete(id);
         break;
     }
     return MPI_SUCCESS;

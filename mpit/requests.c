@@ -173,3 +173,78 @@ void wp_req_unawait(uintptr_t id, int me)
     if (r)
         wp_req_update(r, 2, AWAITED, me);
 }
+
+/* --- serial mode: the current blocking call's own requests ------------------ */
+
+#define WP_MINE_MAX 8
+
+static __thread struct {
+    uintptr_t id[WP_MINE_MAX];
+    unsigned char posted[WP_MINE_MAX];
+    int n;
+} wp_mine __attribute__((tls_model("initial-exec")));
+
+/* The stall counter of this thread, which only this thread writes in
+ * serial mode: a relaxed load and store, read by the handler. */
+static void wp_mine_count(int me, int delta)
+{
+    if (me >= 0 && me < WP_REQ_THREADS && delta != 0)
+        __atomic_store_n(&wp_req_stall[me], __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) + delta,
+                         __ATOMIC_RELAXED);
+}
+
+static int wp_mine_find(uintptr_t id)
+{
+    for (int i = 0; i < wp_mine.n; i++)
+        if (wp_mine.id[i] == id)
+            return i;
+    return -1;
+}
+
+int wp_req_mine_activate(uintptr_t id, int posted, int me)
+{
+    if (!wp_req_serial || me < 0 || id == 0)
+        return 0;
+    /* A recycled id (ob1 reuses a completed request within one collective)
+     * starts clean, as in the table. */
+    int i = wp_mine_find(id);
+    if (i < 0) {
+        if (wp_mine.n == WP_MINE_MAX)
+            return 0;
+        i = wp_mine.n;
+        wp_mine.id[i] = id;
+        wp_mine.posted[i] = 0;
+        wp_mine.n++;
+    }
+    wp_mine_count(me, (posted != 0) - wp_mine.posted[i]);
+    wp_mine.posted[i] = posted != 0;
+    return 1;
+}
+
+int wp_req_mine_event(uintptr_t id, int what)
+{
+    if (wp_mine.n == 0)
+        return 0;
+    int i = wp_mine_find(id);
+    if (i < 0)
+        return 0;
+    int posted = what > 0;
+    wp_mine_count(wp_req_me, posted - wp_mine.posted[i]);
+    if (what < 0) {
+        /* Completed: drop it (the last entry takes its place). */
+        wp_mine.n--;
+        wp_mine.id[i] = wp_mine.id[wp_mine.n];
+        wp_mine.posted[i] = wp_mine.posted[wp_mine.n];
+    } else {
+        wp_mine.posted[i] = (unsigned char)posted;
+    }
+    return 1;
+}
+
+void wp_req_mine_clear(int me)
+{
+    for (int i = 0; i < wp_mine.n; i++)
+        if (wp_mine.posted[i])
+            wp_mine_count(me, -1);
+    wp_mine.n = 0;
+}

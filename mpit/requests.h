@@ -67,4 +67,19 @@ void wp_req_complete(uintptr_t id);
 int wp_req_await(uintptr_t id, int me);
 void wp_req_unawait(uintptr_t id, int me);
 
+/* Serial mode only (wp_req_serial): the requests that the calling thread's
+ * current blocking call started itself live in a small array of the
+ * thread's own instead of the shared table.  Their events arrive on this
+ * thread (serial), and the call cannot return before they complete, so
+ * wp_req_mine_clear() at its end forgets them all without a lookup.
+ * wp_req_mine_activate() takes a request started by the call (posted as
+ * for wp_req_activate, awaited by thread me) and returns 1, or 0 when not
+ * serial or the array is full (then use the table).  wp_req_mine_event()
+ * applies posted (1), matched (0) or completed (-1) to a request of the
+ * array and returns 1, or 0 when it is not there (then use the table).
+ * Thread-local, so a SIGPROF handler on the thread sees consistent counts. */
+int wp_req_mine_activate(uintptr_t id, int posted, int me);
+int wp_req_mine_event(uintptr_t id, int what);
+void wp_req_mine_clear(int me);
+
 #endif

@@ -105,6 +105,8 @@ void wp_src_leave(wp_thread_t *t)
     for (int i = 0; i < wp_nheld; i++)
         wp_req_unawait(wp_held[i], me);
     wp_nheld = 0;
+    /* The requests the call started itself, kept per thread when serial. */
+    wp_req_mine_clear(me);
     t->src_seen = 0;
 }
 

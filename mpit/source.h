@@ -17,7 +17,7 @@
  *   PMPI call inside the wrappers when present; they must keep its exact
  *   MPI semantics.
  * A source publishes what it knows through mpit/requests.h: the calling
- * thread is marked as seen by the source (wp_src_seen) and its stall
+ * thread is marked as seen by the source (wp_self.src_seen) and its stall
  * counter says whether it waits.  The SIGPROF handler then classifies the
  * sample at once by that counter; samples in calls the source did not see
  * are classified by the estimator's rule when the call returns.

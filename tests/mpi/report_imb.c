@@ -1,6 +1,12 @@
 /* report_imb: a known imbalanced program for the cross-rank report.
  *
- *   report_imb [DELAY seconds, default 0.05] [ITER, default 10]
+ *   report_imb [DELAY seconds, default 0.05] [ITER, default 10] [BALANCED, default 0]
+ *
+ * The first BALANCED iterations are balanced (every rank computes DELAY):
+ * their MPI_Allreduce hardly waits, which gives the wait-state estimator a
+ * minimum that is not itself a wait (without it, on an MPI without a stall
+ * source, every call of a rank waits about equally and the estimator's
+ * per-rank minimum hides the waits: seed 000's weak spot).
  *
  * Each of ITER iterations: rank r computes (r + 1) x DELAY in work(), then
  * every rank calls MPI_Allreduce from exchange().  The highest rank computes
@@ -59,11 +65,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     double delay = argc > 1 ? atof(argv[1]) : 0.05;
-    int iter = argc > 2 ? atoi(argv[2]) : 10;
+    int iter = argc > 2 ? atoi(argv[2]) : 10, balanced = argc > 3 ? atoi(argv[3]) : 0;
     double inside = 0, computing = 0, sum = 0;
     for (int i = 0; i < iter; i++) {
         double t0 = now();
-        sum += work((rank + 1) * delay);
+        sum += work((i < balanced ? 1 : rank + 1) * delay);
         computing += now() - t0;
         sum = exchange(sum, &inside);
         ring(rank, size);

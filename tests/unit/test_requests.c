@@ -9,7 +9,9 @@
  * and match the same ids in every interleaving — every counter ends at zero,
  * which fails if one compare-and-swap lost or doubled a contribution.  The
  * single-thread cases run on both paths: with compare-and-swap, and serial
- * (wp_req_serial, plain stores) as below MPI_THREAD_MULTIPLE.
+ * (wp_req_serial, plain stores) as below MPI_THREAD_MULTIPLE; and the
+ * thread's own set of a blocking call's requests (serial only) counts the
+ * same way, refuses when full, and forgets everything when the call ends.
  */
 #include <check.h>
 #include <pthread.h>
@@ -78,6 +80,43 @@ START_TEST(owner_changes_and_recycling)
     ck_assert_int_eq(stall(6), 0);
     ck_assert_int_eq(stall(7), 0);
     wp_req_complete(id);
+}
+END_TEST
+
+/* Serial mode: a blocking call's own requests in the thread's small set. */
+START_TEST(mine_serial)
+{
+    int me = wp_req_thread_index();
+    wp_req_serial = 0;
+    ck_assert_int_eq(wp_req_mine_activate(0x7000, 0, me), 0); /* only when serial */
+    wp_req_serial = 1;
+    uintptr_t recv = 0x7100, send = 0x7200;
+    ck_assert_int_eq(wp_req_mine_activate(recv, 0, me), 1); /* MPI_Recv's request */
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_mine_event(recv, 1), 1); /* posted */
+    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_req_mine_event(recv, 1), 1); /* repeated: no double count */
+    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_req_mine_event(recv, 0), 1); /* matched */
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_mine_event(recv, -1), 1); /* completed: gone */
+    ck_assert_int_eq(wp_req_mine_event(recv, 1), 0);
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_mine_activate(send, 1, me), 1); /* a send: posted from the start */
+    ck_assert_int_eq(wp_req_mine_activate(send, 1, me), 1); /* recycled: starts clean, one count */
+    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_req_mine_event(0x7300, 0), 0); /* not the call's: the table's */
+    wp_req_mine_clear(me); /* the call returned */
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_mine_event(send, -1), 0);
+    /* A full set refuses; the caller falls back to the table. */
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(wp_req_mine_activate(0x7400 + (uintptr_t)i * 16, 1, me), 1);
+    ck_assert_int_eq(stall(me), 8);
+    ck_assert_int_eq(wp_req_mine_activate(0x7500, 1, me), 0);
+    wp_req_mine_clear(me);
+    ck_assert_int_eq(stall(me), 0);
+    wp_req_serial = 0;
 }
 END_TEST
 
@@ -152,6 +191,7 @@ int main(void)
     tcase_add_loop_test(tc, receive_late_sender, 0, 2);
     tcase_add_loop_test(tc, await_after_posting, 0, 2);
     tcase_add_loop_test(tc, owner_changes_and_recycling, 0, 2);
+    tcase_add_test(tc, mine_serial);
     /* Last: it fills the table, which never frees a slot. */
     tcase_add_test(tc, contention);
     tcase_add_test(tc, full_table);
