@@ -288,6 +288,23 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
     done
 fi
 
+# Open MPI's PERUSE alone, inside one run (peruse_cost.c: empty callbacks on
+# the five events waitprof follows, active and inactive in alternate
+# repeats), on a PERUSE-enabled build when the ping-pong ran: the floor
+# under the PERUSE source's cost.  Three runs, the median of each reported.
+PCOST=''
+case " $ONLY " in
+*" pingpong "*)
+    if [ "${WP_HAVE_PERUSE:-0}" = 1 ] && $MPICC -std=c11 -O2 -Wall -Wextra -o "$BIN/peruse_cost" "$SRC/peruse_cost.c" >"$RES/peruse_cost.log" 2>&1; then
+        for k in 1 2 3; do
+            mpirun_np 2 "$BIN/peruse_cost" "$TRIPS" "$PP_REPEATS" >>"$RES/peruse_cost.out" 2>>"$RES/peruse_cost.log" ||
+                { echo "bench/run.sh: peruse_cost failed; see $RES/peruse_cost.log" >&2; exit 1; }
+        done
+        PCOST=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+                       printf "%s%+.1f ns per one-way trip (%s µs active, %s µs inactive)", (NR > 1 ? "; " : ""), f["added_ns"], f["lat_on_us"], f["lat_off_us"] }' "$RES/peruse_cost.out")
+    fi ;;
+esac
+
 # The same short piece of code every 0.1, 1 and 10 ms, without MPI or
 # waitprof (see cold_cache.c): how much of the handler's time per sample is
 # this machine's cold caches rather than the handler's own work.
@@ -398,6 +415,10 @@ med() { values "$1" "$2" "$3" | median; }
         echo "$row |"
     done
     rm -f "$RES/split.tmp"
+    if [ -n "$PCOST" ]; then
+        echo
+        echo "Open MPI's PERUSE alone (bench/peruse_cost.c, no waitprof: the five events with empty callbacks, active minus inactive in alternate repeats of the same run; three runs): $PCOST."
+    fi
     if [ -n "$IR_SEND$IR_RECV" ]; then
         echo
         echo "Instructions the wrapper adds per call (callgrind, 2 ranks, wrapper inclusive minus its PMPI call): MPI_Send ${IR_SEND:--}, MPI_Recv ${IR_RECV:--}."
