@@ -5,18 +5,23 @@
 
 #define POSTED 1u
 #define AWAITED 2u
-#define OWNER(w) ((int)((w) >> 2) - 1)
-#define WITH_OWNER(k) (((uint32_t)(k) + 1u) << 2)
+#define LIVE 4u /* activated, not yet completed */
+#define OWNER(w) ((int)((w) >> 3) - 1)
+#define WITH_OWNER(k) (((uint32_t)(k) + 1u) << 3)
 #define MAX_PROBE 64
 
 struct wp_req {
     uintptr_t id;  /* 0 = free; set once by CAS, never cleared */
-    uint32_t word; /* POSTED | AWAITED | WITH_OWNER(thread) */
+    uint32_t word; /* POSTED | AWAITED | LIVE | WITH_OWNER(thread) */
 };
 
 static struct wp_req wp_reqs[WP_REQ_SLOTS];
 int wp_req_stall[WP_REQ_THREADS];
 int wp_req_serial;
+/* Serial mode: requests of the table that are live.  While there is none,
+ * events and waits need no lookup: every request they name is either not
+ * followed or complete. */
+static int wp_req_live;
 unsigned long wp_req_untracked;
 static int wp_req_nthreads;
 __thread int wp_req_me __attribute__((tls_model("initial-exec"))) = -2;
@@ -108,13 +113,15 @@ static void wp_req_update(struct wp_req *r, int mode, uint32_t bits, int cond_ow
             return;
         new = mode == 0 ? bits : mode == 1 ? (old | bits) : (old & ~bits);
         if (!(new & AWAITED))
-            new &= POSTED; /* no waiter, no owner */
+            new &= POSTED | LIVE; /* no waiter, no owner */
         /* Most events change nothing (XFER_CONTINUE after the match, a
          * repeated posting): no write at all. */
         if (new == old)
             return;
     } while (!wp_req_set(r, &old, new));
     wp_req_account(old, new);
+    if (wp_req_serial && ((old ^ new) & LIVE))
+        wp_req_live += (new & LIVE) ? 1 : -1;
 }
 
 void wp_req_activate(uintptr_t id, int posted, int awaited_by)
@@ -122,14 +129,22 @@ void wp_req_activate(uintptr_t id, int posted, int awaited_by)
     struct wp_req *r = wp_req_find(id, 1);
     if (r == 0)
         return;
-    uint32_t w = posted ? POSTED : 0;
+    uint32_t w = LIVE | (posted ? POSTED : 0);
     if (awaited_by >= 0)
         w |= AWAITED | WITH_OWNER(awaited_by);
     wp_req_update(r, 0, w, -1);
 }
 
+/* Serial mode with no live request: nothing to look up. */
+static inline int wp_req_none_live(void)
+{
+    return wp_req_serial && wp_req_live == 0;
+}
+
 void wp_req_posted(uintptr_t id)
 {
+    if (wp_req_none_live())
+        return;
     struct wp_req *r = wp_req_find(id, 0);
     if (r)
         wp_req_update(r, 1, POSTED, -1);
@@ -137,6 +152,8 @@ void wp_req_posted(uintptr_t id)
 
 void wp_req_matched(uintptr_t id)
 {
+    if (wp_req_none_live())
+        return;
     struct wp_req *r = wp_req_find(id, 0);
     if (r)
         wp_req_update(r, 2, POSTED, -1);
@@ -144,6 +161,8 @@ void wp_req_matched(uintptr_t id)
 
 void wp_req_complete(uintptr_t id)
 {
+    if (wp_req_none_live())
+        return;
     struct wp_req *r = wp_req_find(id, 0);
     if (r)
         wp_req_update(r, 0, 0, -1);
@@ -151,7 +170,7 @@ void wp_req_complete(uintptr_t id)
 
 int wp_req_await(uintptr_t id, int me)
 {
-    if (me < 0)
+    if (me < 0 || wp_req_none_live())
         return 0;
     struct wp_req *r = wp_req_find(id, 0);
     if (r == 0)
@@ -159,7 +178,7 @@ int wp_req_await(uintptr_t id, int me)
     /* Replace the owner and set awaited in one step, keeping "posted". */
     uint32_t old = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE), new;
     do {
-        new = (old & POSTED) | AWAITED | WITH_OWNER(me);
+        new = (old & (POSTED | LIVE)) | AWAITED | WITH_OWNER(me);
         if (new == old)
             return 1;
     } while (!wp_req_set(r, &old, new));
@@ -169,6 +188,8 @@ int wp_req_await(uintptr_t id, int me)
 
 void wp_req_unawait(uintptr_t id, int me)
 {
+    if (wp_req_none_live())
+        return;
     struct wp_req *r = wp_req_find(id, 0);
     if (r)
         wp_req_update(r, 2, AWAITED, me);

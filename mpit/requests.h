@@ -26,7 +26,10 @@
  *   serialization orders them.  Each transition is then a plain load and
  *   store (relaxed atomics, for the SIGPROF handler that reads the
  *   counter), no locked instruction: a ping-pong makes about ten of them
- *   per message.
+ *   per message.  The table also counts its live requests (activated, not
+ *   completed) then; while there is none, the functions below return at
+ *   once (wp_req_await: 0, not seen), since every request named is either
+ *   complete or not followed.
  * - When the table is full, a request is not tracked and wp_req_untracked
  *   counts it; its waits then count as MPI-Work (reported, never silent).
  */

@@ -120,6 +120,33 @@ START_TEST(mine_serial)
 }
 END_TEST
 
+/* Serial mode: with no live request in the table, nothing is looked up. */
+START_TEST(live_serial)
+{
+    int me = wp_req_thread_index();
+    wp_req_serial = 1;
+    uintptr_t id = 0x7800;
+    ck_assert_int_eq(wp_req_await(id, me), 0); /* nothing live: not seen */
+    wp_req_activate(id, 0, -1);               /* MPI_Irecv */
+    wp_req_posted(id);
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_await(id, me), 1); /* MPI_Wait on it */
+    ck_assert_int_eq(stall(me), 1);
+    wp_req_activate(id, 1, me); /* recycled while live: still one live request */
+    wp_req_matched(id);
+    wp_req_complete(id);
+    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_await(id, me), 0); /* complete, none live: not seen */
+    wp_req_posted(id);                         /* a stray event changes nothing */
+    ck_assert_int_eq(stall(me), 0);
+    wp_req_activate(id, 0, -1); /* live again: found again */
+    ck_assert_int_eq(wp_req_await(id, me), 1);
+    wp_req_complete(id);
+    ck_assert_int_eq(stall(me), 0);
+    wp_req_serial = 0;
+}
+END_TEST
+
 START_TEST(full_table)
 {
     unsigned long before = wp_req_untracked;
@@ -192,6 +219,7 @@ int main(void)
     tcase_add_loop_test(tc, await_after_posting, 0, 2);
     tcase_add_loop_test(tc, owner_changes_and_recycling, 0, 2);
     tcase_add_test(tc, mine_serial);
+    tcase_add_test(tc, live_serial);
     /* Last: it fills the table, which never frees a slot. */
     tcase_add_test(tc, contention);
     tcase_add_test(tc, full_table);
