@@ -24,11 +24,9 @@
 #           keep no per-call figures (state/wrap.h); the meta file must say
 #           wrappers=lean
 #   floor-wrap    the ping-pong under bench/floor_wrap.c: not waitprof, the
-#           least any wrapper that keeps a per-thread state adds
-#   floor-peruse  the ping-pong under bench/floor_peruse.c (PERUSE-enabled
-#           Open MPI only): not waitprof, Open MPI's PERUSE events with
-#           empty callbacks
-#           (the floor-* configurations run the ping-pong only)
+#           least any wrapper that keeps a per-thread state adds (ping-pong
+#           only).  Open MPI's PERUSE by itself is measured in-run by
+#           bench/peruse_cost.c, run after the ping-pongs on a PERUSE build.
 # BENCH_CONFIGS="none src-wrappers src-mpit" picks the configurations.
 # Every round runs every benchmark in every configuration, the configurations
 # of a benchmark back to back in an order rotated each round, so that a slow
@@ -78,9 +76,6 @@ for p in wrapper_cost pingpong workload; do
 done
 case " $CONFIGS " in
 *" floor-wrap "*) $MPICC -std=c11 -O2 -Wall -Wextra -shared -fPIC -o "$BIN/floor_wrap.so" "$SRC/floor_wrap.c" ;;
-esac
-case " $CONFIGS " in
-*" floor-peruse "*) $MPICC -std=c11 -O2 -Wall -Wextra -shared -fPIC -o "$BIN/floor_peruse.so" "$SRC/floor_peruse.c" ;;
 esac
 
 # The launcher flags: Open MPI refuses root without --allow-run-as-root, and
