@@ -529,6 +529,49 @@ START_TEST(test_estimate_callpath)
 }
 END_TEST
 
+/* WAITPROF_LEAN (0 or 1, default 0): 1 turns the estimate and the matrix
+ * off; asking for either explicitly as well gives one line. */
+START_TEST(test_lean)
+{
+    struct wp_config c;
+    reset();
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.lean, 0);
+    reset();
+    env_set("WAITPROF_LEAN", "1");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.lean, 1);
+    ck_assert_int_eq(c.estimate, 0);
+    ck_assert_int_eq(c.matrix, 0);
+    reset();
+    env_set("WAITPROF_LEAN", "1");
+    env_set("WAITPROF_ESTIMATE", "0"); /* agrees with lean: silent */
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    static const char *const clash[] = {"WAITPROF_ESTIMATE", "WAITPROF_MATRIX"};
+    for (size_t i = 0; i < 2; i++) {
+        reset();
+        env_set("WAITPROF_LEAN", "1");
+        env_set(clash[i], "1");
+        wp_config_load(&c, fake_getenv, capture);
+        ck_assert_msg(nlines == 1, "LEAN=1 %s=1: %d lines", clash[i], nlines);
+        ck_assert_ptr_nonnull(strstr(lines[0], clash[i]));
+        ck_assert_ptr_nonnull(strstr(lines[0], "ignored"));
+        ck_assert_int_eq(c.lean, 1);
+        ck_assert_int_eq(c.estimate, 0);
+        ck_assert_int_eq(c.matrix, 0);
+    }
+    reset();
+    env_set("WAITPROF_LEAN", "yes");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 1);
+    ck_assert_ptr_nonnull(strstr(lines[0], "WAITPROF_LEAN"));
+    ck_assert_int_eq(c.lean, 0);
+    ck_assert_int_eq(c.estimate, 1);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -544,6 +587,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_out_bad);
     tcase_add_test(tc, test_threshold);
     tcase_add_test(tc, test_estimate_callpath);
+    tcase_add_test(tc, test_lean);
     suite_add_tcase(s, tc);
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);
