@@ -177,11 +177,11 @@ def truth(d, truth_file, np_):
                 if int(size[i][str(j)]) != ws or int(req[i][str(j)]) != wr:
                     fail("SIZE(%d,%d) = %s, REQUEST = %s; the program sent %d bytes in %d calls"
                          % (i, j, size[i][str(j)], req[i][str(j)], ws, wr))
-                want = sr[i] if j == (i + np_ - 1) % np_ else 0.0
+                tw = sr[i] if j == (i + np_ - 1) % np_ else 0.0
                 got = float(tm[i][str(j)])
-                if abs(got - want) > 0.05 * want + 1e-4:
+                if abs(got - tw) > 0.05 * tw + 1e-4:
                     fail("TIME(%d,%d) = %.6f s; rank %d spent %.6f s in MPI_Sendrecv receiving from %d"
-                         % (i, j, got, i, want, j))
+                         % (i, j, got, i, tw, j))
         print("truth: transfer matrices match the ring")
     print("truth: main wait %s caused by rank %d; rank 0 wait %.3f s (truth %.3f s)"
           % (mw["path"], last, w["wait_max_s"], want))
