@@ -657,127 +657,96 @@ static int all_digits(const char *s)
     return *s && strspn(s, "0123456789") == strlen(s);
 }
 
-static void read_calls(struct run *R, struct rinfo *ri, const char *path, const char *name)
+/* One data line of a rank.R.calls file into the per-function aggregates;
+ * 0 when it is malformed. */
+static int calls_row(struct run *R, struct rinfo *ri, char *line)
 {
-    size_t len;
-    char *buf = slurp(path, &len);
-    if (buf == NULL)
-        return; /* older runs and ranks killed early have none: not a problem */
-    long v = is_text(buf, len) ? format_version(buf, "# ", "waitprof-calls") : -1;
-    if (v != 1) {
-        problem(&R->c, v > 1 ? "%s: format waitprof-calls %ld is newer than this report tool reads (1); skipped"
-                             : "%s: not a waitprof calls file (first line is not \"# waitprof-calls 1\"); skipped",
-                name, v);
-        free(buf);
-        return;
+    char *f[15];
+    int n = split_tab(line, f, 15);
+    int ok = n == 14 && f[0][0] == 'M';
+    for (int i = 1; ok && i < 13; i++)
+        ok = all_digits(f[i]);
+    if (!ok)
+        return 0;
+    uint64_t x[13];
+    for (int i = 1; i < 13; i++)
+        x[i] = strtoull(f[i], NULL, 10);
+    uint64_t calls = x[1], time = x[2], mn = x[3], mn_ev = x[4], mx = x[5], mx_ev = x[6], mx2 = x[7],
+             mx2_ev = x[8];
+    struct fnagg *a = fn_get(R, f[0]);
+    a->bytes_sent += x[9], a->bytes_recv += x[10], a->req_sent += x[11], a->req_recv += x[12];
+    if (R->nrf == R->rfcap)
+        R->rf = xrealloc(R->rf, (R->rfcap = R->rfcap ? 2 * R->rfcap : 256) * sizeof *R->rf);
+    R->rf[R->nrf++] = (struct rfn){ri->rank, (int)(a - R->fns), calls, time, x[9], x[10], x[11], x[12]};
+    if (calls == 0)
+        return 1;
+    ranges_add(&a->ranks, ri->rank);
+    a->nranks++;
+    a->events += calls;
+    a->total += time;
+    if (calls > a->ev_max || a->nranks == 1)
+        a->ev_max = calls, a->ev_max_r = ri->rank;
+    if (calls < a->ev_min)
+        a->ev_min = calls, a->ev_min_r = ri->rank;
+    if (mx > a->longest || a->nranks == 1) {
+        a->longest = mx, a->longest_r = ri->rank, a->longest_ev = mx_ev;
     }
-    size_t lineno = 0, bad = 0, first_bad = 0;
-    for (char *line = buf, *nl; *line; line = nl + 1) {
-        nl = strchr(line, '\n');
-        if (nl == NULL) {
-            problem(&R->c, "%s: truncated (the last line has no newline); that line is left out", name);
-            break;
-        }
-        *nl = '\0';
-        lineno++;
-        if (lineno <= 2)
-            continue; /* format line, header */
-        char *f[15];
-        int n = split_tab(line, f, 15);
-        int ok = n == 14 && f[0][0] == 'M';
-        for (int i = 1; ok && i < 13; i++)
-            ok = all_digits(f[i]);
-        if (!ok) {
-            if (bad++ == 0)
-                first_bad = lineno;
-            continue;
-        }
-        uint64_t x[13];
-        for (int i = 1; i < 13; i++)
-            x[i] = strtoull(f[i], NULL, 10);
-        uint64_t calls = x[1], time = x[2], mn = x[3], mn_ev = x[4], mx = x[5], mx_ev = x[6], mx2 = x[7],
-                 mx2_ev = x[8];
-        struct fnagg *a = fn_get(R, f[0]);
-        a->bytes_sent += x[9], a->bytes_recv += x[10], a->req_sent += x[11], a->req_recv += x[12];
-        if (R->nrf == R->rfcap)
-            R->rf = xrealloc(R->rf, (R->rfcap = R->rfcap ? 2 * R->rfcap : 256) * sizeof *R->rf);
-        R->rf[R->nrf++] = (struct rfn){ri->rank, (int)(a - R->fns), calls, time, x[9], x[10], x[11], x[12]};
-        if (calls == 0)
-            continue;
-        ranges_add(&a->ranks, ri->rank);
-        a->nranks++;
-        a->events += calls;
-        a->total += time;
-        if (calls > a->ev_max || a->nranks == 1)
-            a->ev_max = calls, a->ev_max_r = ri->rank;
-        if (calls < a->ev_min)
-            a->ev_min = calls, a->ev_min_r = ri->rank;
-        if (mx > a->longest || a->nranks == 1) {
-            a->longest = mx, a->longest_r = ri->rank, a->longest_ev = mx_ev;
-        }
-        if (mx2_ev && (mx2 > a->second || a->second_ev == 0))
-            a->second = mx2, a->second_r = ri->rank, a->second_ev = mx2_ev;
-        if (mn < a->shortest)
-            a->shortest = mn, a->shortest_r = ri->rank, a->shortest_ev = mn_ev;
-        double avg = (double)time / (double)calls;
-        if (avg > a->avg_max || a->nranks == 1)
-            a->avg_max = avg, a->avg_max_r = ri->rank, a->avg_max_n = calls;
-        if (avg < a->avg_min)
-            a->avg_min = avg, a->avg_min_r = ri->rank, a->avg_min_n = calls;
-        if (time > a->tot_max || a->nranks == 1)
-            a->tot_max = time, a->tot_max_r = ri->rank, a->tot_max_n = calls;
-        if (time < a->tot_min)
-            a->tot_min = time, a->tot_min_r = ri->rank, a->tot_min_n = calls;
-        /* The histogram: grouped with the ranks whose fullest bin is the same. */
-        uint32_t h[NBINS];
-        memset(h, 0, sizeof h);
-        int hb = 1;
-        if (strcmp(f[13], "-") != 0)
-            for (char *p = f[13]; *p;) {
-                char *e1, *e2;
-                long b = strtol(p, &e1, 10);
-                if (*e1 != ':' || b < 0 || b >= NBINS) {
-                    hb = 0;
-                    break;
-                }
-                unsigned long cnt = strtoul(e1 + 1, &e2, 10);
-                h[b] += (uint32_t)cnt;
-                p = *e2 == ',' ? e2 + 1 : e2;
-                if (*e2 != ',' && *e2 != '\0') {
-                    hb = 0;
-                    break;
-                }
+    if (mx2_ev && (mx2 > a->second || a->second_ev == 0))
+        a->second = mx2, a->second_r = ri->rank, a->second_ev = mx2_ev;
+    if (mn < a->shortest)
+        a->shortest = mn, a->shortest_r = ri->rank, a->shortest_ev = mn_ev;
+    double avg = (double)time / (double)calls;
+    if (avg > a->avg_max || a->nranks == 1)
+        a->avg_max = avg, a->avg_max_r = ri->rank, a->avg_max_n = calls;
+    if (avg < a->avg_min)
+        a->avg_min = avg, a->avg_min_r = ri->rank, a->avg_min_n = calls;
+    if (time > a->tot_max || a->nranks == 1)
+        a->tot_max = time, a->tot_max_r = ri->rank, a->tot_max_n = calls;
+    if (time < a->tot_min)
+        a->tot_min = time, a->tot_min_r = ri->rank, a->tot_min_n = calls;
+    /* The histogram: grouped with the ranks whose fullest bin is the same. */
+    uint32_t h[NBINS];
+    memset(h, 0, sizeof h);
+    int hb = 1;
+    if (strcmp(f[13], "-") != 0)
+        for (char *p = f[13]; *p;) {
+            char *e1, *e2;
+            long b = strtol(p, &e1, 10);
+            if (*e1 != ':' || b < 0 || b >= NBINS) {
+                hb = 0;
+                break;
             }
-        if (!hb) {
-            if (bad++ == 0)
-                first_bad = lineno;
-            continue;
+            unsigned long cnt = strtoul(e1 + 1, &e2, 10);
+            h[b] += (uint32_t)cnt;
+            p = *e2 == ',' ? e2 + 1 : e2;
+            if (*e2 != ',' && *e2 != '\0') {
+                hb = 0;
+                break;
+            }
         }
-        int mb = 0;
-        for (int b = 1; b < NBINS; b++)
-            if (h[b] > h[mb])
-                mb = b;
-        struct hgroup *g = a->groups[mb];
-        if (g == NULL) {
-            g = a->groups[mb] = xrealloc(NULL, sizeof *g);
-            memset(g, 0, sizeof *g);
-            for (int b = 0; b < NBINS; b++)
-                g->min[b] = UINT32_MAX;
-        }
-        ranges_add(&g->ranks, ri->rank);
-        g->nranks++;
-        for (int b = 0; b < NBINS; b++) {
-            if (h[b] > g->max[b] || g->nranks == 1)
-                g->max[b] = h[b], g->maxr[b] = ri->rank;
-            if (h[b] < g->min[b])
-                g->min[b] = h[b], g->minr[b] = ri->rank;
-            g->sum[b] += h[b];
-        }
+    if (!hb)
+        return 0;
+    int mb = 0;
+    for (int b = 1; b < NBINS; b++)
+        if (h[b] > h[mb])
+            mb = b;
+    struct hgroup *g = a->groups[mb];
+    if (g == NULL) {
+        g = a->groups[mb] = xrealloc(NULL, sizeof *g);
+        memset(g, 0, sizeof *g);
+        for (int b = 0; b < NBINS; b++)
+            g->min[b] = UINT32_MAX;
     }
-    if (bad)
-        problem(&R->c, "%s: %zu line(s) are malformed (corrupted), the first is line %zu; they are left out",
-                name, bad, first_bad);
-    free(buf);
+    ranges_add(&g->ranks, ri->rank);
+    g->nranks++;
+    for (int b = 0; b < NBINS; b++) {
+        if (h[b] > g->max[b] || g->nranks == 1)
+            g->max[b] = h[b], g->maxr[b] = ri->rank;
+        if (h[b] < g->min[b])
+            g->min[b] = h[b], g->minr[b] = ri->rank;
+        g->sum[b] += h[b];
+    }
+    return 1;
 }
 
 static struct site *site_get(struct site **v, size_t *n, const char *site, const char *fn, const char *pat)
@@ -796,57 +765,38 @@ static struct site *site_get(struct site **v, size_t *n, const char *site, const
     return s;
 }
 
-static void read_waits(struct run *R, struct rinfo *ri, const char *path, const char *name)
+/* One data line of a rank.R.waits file into the site aggregates; 0 when it
+ * is malformed. */
+static int waits_row(struct run *R, struct rinfo *ri, char *line)
 {
-    size_t len;
-    char *buf = slurp(path, &len);
-    if (buf == NULL)
-        return; /* a rank that ended before MPI_Finalize has none */
-    long v = is_text(buf, len) ? format_version(buf, "# ", "waitprof-waits") : -1;
-    if (v != 1) {
-        problem(&R->c, v > 1 ? "%s: format waitprof-waits %ld is newer than this report tool reads (1); skipped"
-                             : "%s: not a waitprof waits file (first line is not \"# waitprof-waits 1\"); skipped",
-                name, v);
-        free(buf);
-        return;
+    char *f[32];
+    int n = split_tab(line, f, 32);
+    /* site function pattern size_class role calls time_ns min max max2 wait early plain, then
+     * any columns a later writer of version 1 added at the end (completes, ...): the format
+     * grows only there, so the first 13 keep their meaning. */
+    if (n < 13 || !all_digits(f[5]) || !all_digits(f[6]) || !all_digits(f[10]))
+        return 0;
+    uint64_t calls = strtoull(f[5], NULL, 10), t = strtoull(f[6], NULL, 10), w = strtoull(f[10], NULL, 10);
+    /* Per (site, function, pattern) for the wait states, and per (site,
+     * function) for the imbalance of the time in the call. */
+    for (int k = 0; k < 2; k++) {
+        struct site *s = k ? site_get(&R->isites, &R->nisites, f[0], f[1], "")
+                           : site_get(&R->sites, &R->nsites, f[0], f[1], f[2]);
+        if (s->last_rank != ri->rank) {
+            s->last_rank = ri->rank;
+            s->cur_wait = s->cur_time = 0;
+            s->nranks++;
+        }
+        s->calls += calls, s->time_ns += t, s->wait_ns += w;
+        s->cur_wait += w, s->cur_time += t;
     }
-    size_t lineno = 0, bad = 0, first_bad = 0;
-    for (char *line = buf, *nl; *line; line = nl + 1) {
-        nl = strchr(line, '\n');
-        if (nl == NULL) {
-            problem(&R->c, "%s: truncated (the last line has no newline); that line is left out", name);
-            break;
-        }
-        *nl = '\0';
-        lineno++;
-        if (lineno <= 2 || line[0] == '#')
-            continue;
-        char *f[32];
-        int n = split_tab(line, f, 32);
-        /* site function pattern size_class role calls time_ns min max max2 wait early plain, then
-         * any columns a later writer of version 1 added at the end (completes, ...): the format
-         * grows only there, so the first 13 keep their meaning. */
-        if (n < 13 || !all_digits(f[5]) || !all_digits(f[6]) || !all_digits(f[10])) {
-            if (bad++ == 0)
-                first_bad = lineno;
-            continue;
-        }
-        uint64_t calls = strtoull(f[5], NULL, 10), t = strtoull(f[6], NULL, 10), w = strtoull(f[10], NULL, 10);
-        /* Per (site, function, pattern) for the wait states, and per (site,
-         * function) for the imbalance of the time in the call. */
-        for (int k = 0; k < 2; k++) {
-            struct site *s = k ? site_get(&R->isites, &R->nisites, f[0], f[1], "")
-                               : site_get(&R->sites, &R->nsites, f[0], f[1], f[2]);
-            if (s->last_rank != ri->rank) {
-                s->last_rank = ri->rank;
-                s->cur_wait = s->cur_time = 0;
-                s->nranks++;
-            }
-            s->calls += calls, s->time_ns += t, s->wait_ns += w;
-            s->cur_wait += w, s->cur_time += t;
-        }
-    }
-    /* This rank's figure per site (a site may have rows per size class). */
+    return 1;
+}
+
+/* This rank's figure per site, once all its rows are in (a site may have
+ * rows per size class). */
+static void waits_rank_done(struct run *R, struct rinfo *ri)
+{
     for (size_t i = 0; i < R->nsites + R->nisites; i++) {
         struct site *s = i < R->nsites ? &R->sites[i] : &R->isites[i - R->nsites];
         if (s->last_rank != ri->rank)
@@ -858,10 +808,60 @@ static void read_waits(struct run *R, struct rinfo *ri, const char *path, const 
         if (s->cur_time > s->tmax || s->nranks == 1)
             s->tmax = s->cur_time, s->tmax_r = ri->rank;
     }
+}
+
+/* A TSV file of one rank (rank.R.calls, rank.R.waits): its first line must be
+ * "# <format> 1"; from the third line on (after the header), each line is
+ * handed to row(), which returns 0 for a malformed one; lines starting with
+ * '#' are skipped when comments is set.  A missing file is not a problem
+ * (older runs, ranks that ended early); a foreign, newer, truncated or partly
+ * malformed one is reported once.  Returns 1 when the file was read. */
+static int read_rank_tsv(struct run *R, struct rinfo *ri, const char *path, const char *name, const char *format,
+                         const char *what, int comments, int (*row)(struct run *, struct rinfo *, char *))
+{
+    size_t len;
+    char *buf = slurp(path, &len);
+    if (buf == NULL)
+        return 0;
+    long v = is_text(buf, len) ? format_version(buf, "# ", format) : -1;
+    if (v != 1) {
+        if (v > 1)
+            problem(&R->c, "%s: format %s %ld is newer than this report tool reads (1); skipped", name, format, v);
+        else
+            problem(&R->c, "%s: not a waitprof %s file (first line is not \"# %s 1\"); skipped", name, what, format);
+        free(buf);
+        return 0;
+    }
+    size_t lineno = 0, bad = 0, first_bad = 0;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (nl == NULL) {
+            problem(&R->c, "%s: truncated (the last line has no newline); that line is left out", name);
+            break;
+        }
+        *nl = '\0';
+        lineno++;
+        if (lineno <= 2 || (comments && line[0] == '#'))
+            continue; /* format line, header */
+        if (!row(R, ri, line) && bad++ == 0)
+            first_bad = lineno;
+    }
     if (bad)
         problem(&R->c, "%s: %zu line(s) are malformed (corrupted), the first is line %zu; they are left out",
                 name, bad, first_bad);
     free(buf);
+    return 1;
+}
+
+static void read_calls(struct run *R, struct rinfo *ri, const char *path, const char *name)
+{
+    read_rank_tsv(R, ri, path, name, "waitprof-calls", "calls", 0, calls_row);
+}
+
+static void read_waits(struct run *R, struct rinfo *ri, const char *path, const char *name)
+{
+    if (read_rank_tsv(R, ri, path, name, "waitprof-waits", "waits", 1, waits_row))
+        waits_rank_done(R, ri);
 }
 
 static int path_stall_cmp(const void *a, const void *b)
