@@ -16,12 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 __attribute__((noinline)) static double compute_phase(double sec)
 {

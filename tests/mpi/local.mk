@@ -53,7 +53,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \

@@ -24,12 +24,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 /* Burn CPU for sec seconds of wall time: a computing rank. */
 __attribute__((noinline)) static double work(double sec)

@@ -15,12 +15,7 @@ static double seconds = 30;
 static int rank, size;
 static MPI_Comm comms[64];
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 static void *worker(void *arg)
 {

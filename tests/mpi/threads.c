@@ -15,12 +15,7 @@
 static double delay = 0.1;
 static int iter = 10, rank, size;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 __attribute__((noinline)) static double worker_compute(double sec)
 {

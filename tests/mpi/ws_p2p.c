@@ -37,12 +37,7 @@
 
 #define MAX_ITER 1000
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 /* Burn CPU (not sleep) for sec seconds of wall time: a computing rank, as in
  * a real imbalance.  noinline: a frame of its own in the profile. */

@@ -29,12 +29,7 @@
 #define BYTES (4 * 1024 * 1024) /* sends: large, so completing them needs the receiver */
 #define RBYTES (64 * 1024)       /* receives: small, so a transfer is short beside DELAY */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 /* Sleep to a deadline, not spin: on a 2-core machine shared with others a
  * spinning rank takes the CPU from the rank it delays; sampling signals cut

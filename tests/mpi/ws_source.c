@@ -36,21 +36,8 @@
 #define BIG (16 << 20)
 #define NTHREADS 4
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-__attribute__((noinline)) static void compute(double sec)
-{
-    double t0 = now();
-    volatile double x = 0;
-    while (now() - t0 < sec)
-        for (int i = 0; i < 1000; i++)
-            x = x + i * 1e-9;
-}
+#define WP_TEST_COMPUTE
+#include "clock.h"
 
 /* Sleep until sec from now.  For the modes with more busy threads than this
  * machine has cores: a sleeping partner leaves the cores to the waiters, so

@@ -14,21 +14,8 @@
 
 #define BYTES (16 << 20)
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-__attribute__((noinline)) static void compute(double sec)
-{
-    double t0 = now();
-    volatile double x = 0;
-    while (now() - t0 < sec)
-        for (int i = 0; i < 1000; i++)
-            x = x + i * 1e-9;
-}
+#define WP_TEST_COMPUTE
+#include "clock.h"
 
 int main(int argc, char **argv)
 {

@@ -22,12 +22,7 @@
 #define NMSG 2
 #define MAXP 16
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 __attribute__((noinline)) static void compute(double sec, MPI_Request *reqs, int n)
 {
