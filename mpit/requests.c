@@ -141,31 +141,30 @@ static inline int wp_req_none_live(void)
     return wp_req_serial && wp_req_live == 0;
 }
 
-void wp_req_posted(uintptr_t id)
+/* One transition of a request the table may follow (wp_req_update's mode,
+ * bits and cond_owner); nothing when it does not follow it. */
+static void wp_req_event(uintptr_t id, int mode, uint32_t bits, int cond_owner)
 {
     if (wp_req_none_live())
         return;
     struct wp_req *r = wp_req_find(id, 0);
     if (r)
-        wp_req_update(r, 1, POSTED, -1);
+        wp_req_update(r, mode, bits, cond_owner);
+}
+
+void wp_req_posted(uintptr_t id)
+{
+    wp_req_event(id, 1, POSTED, -1);
 }
 
 void wp_req_matched(uintptr_t id)
 {
-    if (wp_req_none_live())
-        return;
-    struct wp_req *r = wp_req_find(id, 0);
-    if (r)
-        wp_req_update(r, 2, POSTED, -1);
+    wp_req_event(id, 2, POSTED, -1);
 }
 
 void wp_req_complete(uintptr_t id)
 {
-    if (wp_req_none_live())
-        return;
-    struct wp_req *r = wp_req_find(id, 0);
-    if (r)
-        wp_req_update(r, 0, 0, -1);
+    wp_req_event(id, 0, 0, -1);
 }
 
 int wp_req_await(uintptr_t id, int me)
@@ -188,11 +187,7 @@ int wp_req_await(uintptr_t id, int me)
 
 void wp_req_unawait(uintptr_t id, int me)
 {
-    if (wp_req_none_live())
-        return;
-    struct wp_req *r = wp_req_find(id, 0);
-    if (r)
-        wp_req_update(r, 2, AWAITED, me);
+    wp_req_event(id, 2, AWAITED, me);
 }
 
 /* --- serial mode: the current blocking call's own requests ------------------ */
