@@ -20,14 +20,21 @@ static __thread int wp_my_stats_failed __attribute__((tls_model("initial-exec"))
  * with one message-size class, so real codes stay far below. */
 #define WP_STATS_SLOTS 2048
 
+_Static_assert(WP_FN_COUNT <= WP_STATS_MAX_FN, "fallback/stats.h: raise WP_STATS_MAX_FN");
+
+static size_t wp_stats_bytes(uint32_t nslots)
+{
+    return sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat) + WP_STATS_MAX_FN * sizeof(uint64_t);
+}
+
 struct wp_stats *wp_stats_create(uint32_t nslots)
 {
-    size_t bytes = sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat);
-    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap(NULL, wp_stats_bytes(nslots), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
         return NULL;
     struct wp_stats *st = mem;
     st->nslots = nslots;
+    st->fn_events = (uint64_t *)&st->cats[nslots];
     return st;
 }
 
@@ -44,7 +51,7 @@ uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns
 void wp_stats_destroy(struct wp_stats *st)
 {
     if (st)
-        munmap(st, sizeof(struct wp_stats) + (size_t)st->nslots * sizeof(struct wp_cat));
+        munmap(st, wp_stats_bytes(st->nslots));
 }
 
 uint64_t wp_hist_q32 = 1ull << 32;
@@ -101,6 +108,7 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
             c->sclass = (uint8_t)sclass;
             c->role = (uint8_t)role;
             c->min = UINT64_MAX;
+            c->fn_events = &st->fn_events[(unsigned)fn % WP_STATS_MAX_FN];
             st->used++;
             return c;
         }
@@ -110,7 +118,8 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
 
 void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 {
-    wp_cat_add_bin(c, ticks, wp_hist_bin(us), early);
+    /* Outside a table (unit tests), the category's own call number. */
+    wp_cat_add_bin(c, ticks, wp_hist_bin(us), early, c->fn_events ? ++*c->fn_events : c->count + 1);
 }
 
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)

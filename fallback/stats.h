@@ -99,12 +99,24 @@ struct wp_cat {
      * out of the minimum and counted as zero wait.  Included in count, sum,
      * max and the histogram; early_min is their own minimum. */
     uint64_t early_count, early_sum, early_min;
+    /* The report's event numbers (report/calls.h): the n-th call of this
+     * function on this thread, from 1, of the shortest call (min_ev,
+     * early_min_ev) and the two longest.  They are why the report needs no
+     * statistics of its own on the recording path: everything else it shows
+     * per function is summed from the categories after the run. */
+    uint64_t *fn_events;     /* the thread's call counter of fn (its table's) */
+    uint64_t min_ev, early_min_ev, max_ev, max2_ev;
     uint32_t hist[WP_HIST_BINS];
 };
+
+/* One more than the largest function index a table counts events for;
+ * state/functions.h's WP_FN_COUNT must not exceed it (checked there). */
+#define WP_STATS_MAX_FN 1024
 
 struct wp_stats {
     uint32_t nslots, used;
     uint64_t overflow;       /* calls not recorded: table full */
+    uint64_t *fn_events;     /* WP_STATS_MAX_FN counters, after cats[] */
     struct wp_cat cats[];
 };
 
@@ -174,24 +186,27 @@ static inline uint32_t wp_cat_key_of(const struct wp_cat *c)
     return k;
 }
 
-static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early)
+/* ev: the call's event number (struct wp_cat). */
+static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early, uint64_t ev)
 {
     c->count++;
     c->sum += ticks;
     if (early) {
         if (c->early_count++ == 0 || ticks < c->early_min)
-            c->early_min = ticks;
+            c->early_min = ticks, c->early_min_ev = ev;
         c->early_sum += ticks;
     } else if (ticks < c->min) {
-        c->min = ticks;
+        c->min = ticks, c->min_ev = ev;
     }
-    /* Most calls are below the second largest: one compare. */
+    /* Most calls are below the second largest: one compare.  (A call of 0
+     * ticks never enters, so its category's first call may keep event 0,
+     * "unknown"; no clock here ticks that coarsely.) */
     if (ticks > c->max2) {
         if (ticks > c->max) {
-            c->max2 = c->max;
-            c->max = ticks;
+            c->max2 = c->max, c->max2_ev = c->max_ev;
+            c->max = ticks, c->max_ev = ev;
         } else {
-            c->max2 = ticks;
+            c->max2 = ticks, c->max2_ev = ev;
         }
     }
     c->hist[bin]++;
@@ -214,7 +229,7 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
         if (c == NULL)
             return ticks;
     }
-    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early);
+    wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early, ++*c->fn_events);
     return early ? ticks : c->min;
 }
 

@@ -9,15 +9,22 @@
 #include "state/clock.h"
 #include "state/functions.h"
 
+/* What the report shows per function: timing summed from the estimator's
+ * categories when the file is written, traffic counted by the wrappers. */
 struct wp_fncalls {
     uint64_t count, sum, min, max, max2; /* ticks */
-    uint64_t min_ev, max_ev, max2_ev;    /* event numbers, from 1 */
+    uint64_t min_ev, max_ev, max2_ev;    /* event numbers, from 1; 0: none */
     uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
     uint32_t hist[WP_HIST_BINS];
 };
 
+struct wp_traffic {
+    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
+};
+
+/* Per thread, so that the counts need no atomic add. */
 struct wp_calls_table {
-    struct wp_fncalls fn[WP_FN_COUNT];
+    struct wp_traffic fn[WP_FN_COUNT];
 };
 
 #define WP_MAX_CALL_TABLES 1024
@@ -63,25 +70,6 @@ static struct wp_calls_table *wp_calls_mine(void)
     __atomic_store_n(&wp_call_tables[i], t, __ATOMIC_RELEASE);
     wp_my_calls = t;
     return t;
-}
-
-void wp_calls_record(int fn, uint64_t ticks)
-{
-    struct wp_calls_table *t = wp_calls_mine();
-    if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT)
-        return;
-    struct wp_fncalls *c = &t->fn[fn];
-    uint64_t ev = ++c->count;
-    c->sum += ticks;
-    if (ev == 1 || ticks < c->min)
-        c->min = ticks, c->min_ev = ev;
-    if (ev == 1 || ticks > c->max) {
-        c->max2 = c->max, c->max2_ev = c->max_ev;
-        c->max = ticks, c->max_ev = ev;
-    } else if (c->max2_ev == 0 || ticks > c->max2) {
-        c->max2 = ticks, c->max2_ev = ev;
-    }
-    c->hist[wp_hist_bin_ticks(ticks)]++; /* the recording path's bin (fallback/stats.h) */
 }
 
 /* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,
@@ -165,10 +153,19 @@ static void wp_merge(struct wp_fncalls *into, const struct wp_fncalls *c)
         for (int i = 0; i < WP_HIST_BINS; i++)
             into->hist[i] += c->hist[i];
     }
-    into->bytes_sent += c->bytes_sent;
-    into->bytes_recv += c->bytes_recv;
-    into->req_sent += c->req_sent;
-    into->req_recv += c->req_recv;
+}
+
+/* A category's calls as one function's figures: its shortest call is the
+ * shorter of the calls that waited (min) and those complete on entry
+ * (early_min). */
+static void wp_merge_cat(struct wp_fncalls *into, const struct wp_cat *c)
+{
+    struct wp_fncalls one = {.count = c->count, .sum = c->sum, .max = c->max, .max_ev = c->max_ev,
+                             .max2 = c->max2, .max2_ev = c->max2_ev, .min = c->min, .min_ev = c->min_ev};
+    if (c->early_count && (c->min == UINT64_MAX || c->early_min < c->min))
+        one.min = c->early_min, one.min_ev = c->early_min_ev;
+    memcpy(one.hist, c->hist, sizeof one.hist);
+    wp_merge(into, &one);
 }
 
 static int wp_write_matrix(const char *dir, int rank)
@@ -199,15 +196,42 @@ int wp_calls_write(const char *dir, int rank)
     fprintf(f, "# waitprof-calls 1\n");
     fprintf(f, "function\tcalls\ttime_ns\tmin_ns\tmin_event\tmax_ns\tmax_event\tmax2_ns\tmax2_event"
                "\tbytes_sent\tbytes_recv\trequests_sent\trequests_recv\thistogram\n");
+    /* All functions at once: one pass over each thread's categories.
+     * mmap, not malloc: this also runs at an abnormal exit. */
+    size_t bytes = WP_FN_COUNT * sizeof(struct wp_fncalls);
+    struct wp_fncalls *all = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (all == MAP_FAILED) {
+        int e = errno;
+        fclose(f);
+        remove(tmp);
+        errno = e;
+        return -1;
+    }
+    int nt = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
+    if (nt > WP_MAX_STATS_TABLES)
+        nt = WP_MAX_STATS_TABLES;
+    for (int t = 0; t < nt; t++) {
+        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; st && i < st->nslots; i++) {
+            const struct wp_cat *c = &st->cats[i];
+            if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && c->count)
+                wp_merge_cat(&all[c->fn], c);
+        }
+    }
     int n = __atomic_load_n(&wp_ncall_tables, __ATOMIC_ACQUIRE);
     if (n > WP_MAX_CALL_TABLES)
         n = WP_MAX_CALL_TABLES;
+    for (int i = 0; i < n; i++) {
+        const struct wp_calls_table *ct = __atomic_load_n(&wp_call_tables[i], __ATOMIC_ACQUIRE);
+        for (int fn = 1; ct && fn < WP_FN_COUNT; fn++) {
+            all[fn].bytes_sent += ct->fn[fn].bytes_sent;
+            all[fn].bytes_recv += ct->fn[fn].bytes_recv;
+            all[fn].req_sent += ct->fn[fn].req_sent;
+            all[fn].req_recv += ct->fn[fn].req_recv;
+        }
+    }
     for (int fn = 1; fn < WP_FN_COUNT; fn++) {
-        struct wp_fncalls m;
-        memset(&m, 0, sizeof m);
-        for (int i = 0; i < n; i++)
-            if (wp_call_tables[i])
-                wp_merge(&m, &wp_call_tables[i]->fn[fn]);
+        const struct wp_fncalls m = all[fn];
         if (m.count == 0 && m.req_sent == 0 && m.req_recv == 0)
             continue;
         fprintf(f, "%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t",
@@ -225,6 +249,7 @@ int wp_calls_write(const char *dir, int rank)
                 fprintf(f, "%s%d:%u", any++ ? "," : "", b, m.hist[b]);
         fprintf(f, "%s\n", any ? "" : "-");
     }
+    munmap(all, bytes);
     int err = 0;
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         err = errno;

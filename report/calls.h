@@ -2,13 +2,14 @@
  * rank, for the cross-rank report (report/report.h).
  *
  * Contract:
- * - wp_calls_record() is called by wp_record() (state/wrap.h) for every
- *   recorded call (the calls that may wait, fallback/stats.h): per thread
- *   and MPI function it keeps the count, total, shortest, longest and
- *   second-longest call with the call's event number (the n-th call of that
- *   function on that thread, from 1), and the multi-resolution histogram of
- *   fallback/stats.h.  Per thread, fixed memory reserved on the first call;
- *   no lock, no MPI call, no allocation afterwards.
+ * - The per-function timing figures are not kept here: wp_calls_write()
+ *   sums them from the estimator's categories (fallback/stats.h), which
+ *   hold every recorded call (the calls that may wait): count, total,
+ *   shortest, longest and second-longest call with the call's event number
+ *   (the n-th call of that function on that thread, from 1), and the
+ *   multi-resolution histogram.  So the recording path does that work once.
+ *   Calls lost to a full category table are lost here too (the meta file
+ *   counts them).
  * - wp_traffic_send()/wp_traffic_recv() are called by the generated C and
  *   Fortran wrappers of the point-to-point functions after a successful
  *   call (a Fortran wildcard receive leaves the peer unknown): bytes
@@ -31,7 +32,6 @@
 /* Set up (normal context, from the MPI_Init hook): matrix on or off. */
 void wp_calls_init(int rank, int size, int matrix);
 
-void wp_calls_record(int fn, uint64_t ticks);
 void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
 void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
 

@@ -203,8 +203,8 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
         site = wp_callpath_site(site);
     }
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
+    /* Also the report's per-function figures (report/calls.h). */
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
-    wp_calls_record(fn, d); /* the report's per-function figures (report/calls.h) */
     if (__builtin_expect(t->has_pending, 0))
         wp_sampler_settle(t, d > min ? d - min : 0);
 }

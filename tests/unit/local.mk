@@ -36,12 +36,13 @@ tests_unit_test_functions_LDADD = $(CHECK_LIBS) -ldl
 endif
 
 # --- estimator units: size classes, histogram bins, category statistics, the
-# wait formula and the patterns (tests/unit/test_stats.c).
+# wait formula, the patterns and the report's per-function rows summed from
+# the categories (tests/unit/test_stats.c).
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_stats
 TESTS += tests/unit/test_stats
 tests_unit_test_stats_SOURCES = tests/unit/test_stats.c fallback/stats.c fallback/stats.h state/clock.c \
-	state/clock.h
+	state/clock.h report/calls.c report/calls.h
 nodist_tests_unit_test_stats_SOURCES = state/functions.gen.c
 tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)

@@ -1,12 +1,19 @@
 /* Unit tests for the estimator's pure parts: size classes, histogram bins,
  * per-category statistics and their merge, the wait formula (plain and with
- * the early-call remedy) and the pattern of each kind of call. */
+ * the early-call remedy) and the pattern of each kind of call; and the
+ * report's per-function rows (report/calls.h), which are summed from the
+ * categories. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
+#include "report/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
 
@@ -257,6 +264,58 @@ START_TEST(test_patterns)
 }
 END_TEST
 
+/* The report's per-function figures come from the categories: event
+ * numbers count the function's calls on the thread across call sites and
+ * size classes, and the shortest call may be one complete on entry. */
+START_TEST(test_calls_from_categories)
+{
+    /* Ticks are nanoseconds here (no TSC calibration in this process). */
+    struct {
+        int fn;
+        uintptr_t site;
+        uint64_t bytes, ticks;
+        int early;
+    } calls[] = {
+        {WP_FN_MPI_Recv, 0x1000, 8, 5000, 0},   /* Recv event 1 */
+        {WP_FN_MPI_Recv, 0x1000, 8, 1000, 0},   /* 2 */
+        {WP_FN_MPI_Recv, 0x2000, 8, 9000, 0},   /* 3: longest, other site */
+        {WP_FN_MPI_Bcast, 0x1000, 8, 100, 0},   /* Bcast event 1 */
+        {WP_FN_MPI_Recv, 0x1000, 4096, 7000, 0}, /* 4: second longest, other size class */
+        {WP_FN_MPI_Recv, 0x2000, 8, 500, 1},    /* 5: shortest, complete on entry */
+    };
+    uint64_t t = 1000000;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        wp_stats_record(calls[i].fn, calls[i].bytes, WP_ROLE_ANY, calls[i].site, t, t + calls[i].ticks,
+                        calls[i].early);
+        t += 2 * calls[i].ticks;
+    }
+    char dir[] = "/tmp/wp_test_stats.XXXXXX", path[128], line[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(wp_calls_write(dir, 0), 0);
+    snprintf(path, sizeof path, "%s/rank.0.calls", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int recv = 0, bcast = 0, rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || strncmp(line, "function\t", 9) == 0)
+            continue;
+        rows++;
+        if (strncmp(line, "MPI_Recv\t", 9) == 0) {
+            ck_assert_str_eq(line + 9, "5\t22500\t500\t5\t9000\t3\t7000\t4\t0\t0\t0\t0\t0:1,1:1,5:1,7:1,9:1\n");
+            recv = 1;
+        } else if (strncmp(line, "MPI_Bcast\t", 10) == 0) {
+            ck_assert_str_eq(line + 10, "1\t100\t100\t1\t100\t1\t0\t0\t0\t0\t0\t0\t0:1\n");
+            bcast = 1;
+        }
+    }
+    fclose(f);
+    ck_assert_int_eq(recv + bcast, 2);
+    ck_assert_int_eq(rows, 2);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("stats");
@@ -270,6 +329,7 @@ int main(void)
     tcase_add_test(tc, test_hist_bin_ticks);
     tcase_add_test(tc, test_req_combine);
     tcase_add_test(tc, test_req_table);
+    tcase_add_test(tc, test_calls_from_categories);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
