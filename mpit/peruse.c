@@ -93,29 +93,37 @@ static int wp_peruse_cb(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t
         wp_thread_t *t = &wp_self;
         if (t->depth == 0)
             break;
-        int posted = spec->operation == PERUSE_SEND, me;
-        if (t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits && (me = wp_req_thread_index()) >= 0) {
-            t->src_seen = 1; /* this thread's own record (state/thread.h) */
-            if (!wp_req_mine_activate(id, posted, me)) {
-                wp_src_hold(id);
-                wp_req_activate(id, posted, me);
+        int posted = spec->operation == PERUSE_SEND;
+        if (t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits) {
+            if (wp_req_mine_activate(id, posted)) {
+                t->src_seen = 1; /* this thread's own record (state/thread.h) */
+                break;
             }
-        } else {
-            wp_req_activate(id, posted, -1);
+            int me = wp_req_me; /* TLS; claimed once per thread */
+            if (__builtin_expect(me == -2, 0))
+                me = wp_req_thread_index();
+            if (me >= 0) {
+                wp_src_hold(id); /* marks the call seen */
+                wp_req_activate(id, posted, me);
+                break;
+            }
         }
+        wp_req_activate(id, posted, -1);
         break;
     }
+    /* The call's own requests first (serial mode, inline), then the table,
+     * which is not even called while it follows no live request. */
     case EV_POSTED:
-        if (!wp_req_mine_event(id, 1))
+        if (!wp_req_mine_event(id, 1) && !wp_req_none_live())
             wp_req_posted(id);
         break;
     case EV_REMOVE_POSTED:
     case EV_XFER_CONTINUE:
-        if (!wp_req_mine_event(id, 0))
+        if (!wp_req_mine_event(id, 0) && !wp_req_none_live())
             wp_req_matched(id);
         break;
     case EV_COMPLETE:
-        if (!wp_req_mine_event(id, -1))
+        if (!wp_req_mine_event(id, -1) && !wp_req_none_live())
             wp_req_complete(id);
         break;
     }

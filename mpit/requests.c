@@ -18,10 +18,8 @@ struct wp_req {
 static struct wp_req wp_reqs[WP_REQ_SLOTS];
 int wp_req_stall[WP_REQ_THREADS];
 int wp_req_serial;
-/* Serial mode: requests of the table that are live.  While there is none,
- * events and waits need no lookup: every request they name is either not
- * followed or complete. */
-static int wp_req_live;
+/* Serial mode: requests of the table that are live (requests.h). */
+int wp_req_live;
 unsigned long wp_req_untracked;
 static int wp_req_nthreads;
 __thread int wp_req_me __attribute__((tls_model("initial-exec"))) = -2;
@@ -135,12 +133,6 @@ void wp_req_activate(uintptr_t id, int posted, int awaited_by)
     wp_req_update(r, 0, w, -1);
 }
 
-/* Serial mode with no live request: nothing to look up. */
-static inline int wp_req_none_live(void)
-{
-    return wp_req_serial && wp_req_live == 0;
-}
-
 /* One transition of a request the table may follow (wp_req_update's mode,
  * bits and cond_owner); nothing when it does not follow it. */
 static void wp_req_event(uintptr_t id, int mode, uint32_t bits, int cond_owner)
@@ -190,77 +182,6 @@ void wp_req_unawait(uintptr_t id, int me)
     wp_req_event(id, 2, AWAITED, me);
 }
 
-/* --- serial mode: the current blocking call's own requests ------------------ */
+/* --- serial mode: the current blocking call's own requests (requests.h) --- */
 
-#define WP_MINE_MAX 8
-
-static __thread struct {
-    uintptr_t id[WP_MINE_MAX];
-    unsigned char posted[WP_MINE_MAX];
-    int n;
-} wp_mine __attribute__((tls_model("initial-exec")));
-
-/* The stall counter of this thread, which only this thread writes in
- * serial mode: a relaxed load and store, read by the handler. */
-static void wp_mine_count(int me, int delta)
-{
-    if (me >= 0 && me < WP_REQ_THREADS && delta != 0)
-        __atomic_store_n(&wp_req_stall[me], __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) + delta,
-                         __ATOMIC_RELAXED);
-}
-
-static int wp_mine_find(uintptr_t id)
-{
-    for (int i = 0; i < wp_mine.n; i++)
-        if (wp_mine.id[i] == id)
-            return i;
-    return -1;
-}
-
-int wp_req_mine_activate(uintptr_t id, int posted, int me)
-{
-    if (!wp_req_serial || me < 0 || id == 0)
-        return 0;
-    /* A recycled id (ob1 reuses a completed request within one collective)
-     * starts clean, as in the table. */
-    int i = wp_mine_find(id);
-    if (i < 0) {
-        if (wp_mine.n == WP_MINE_MAX)
-            return 0;
-        i = wp_mine.n;
-        wp_mine.id[i] = id;
-        wp_mine.posted[i] = 0;
-        wp_mine.n++;
-    }
-    wp_mine_count(me, (posted != 0) - wp_mine.posted[i]);
-    wp_mine.posted[i] = posted != 0;
-    return 1;
-}
-
-int wp_req_mine_event(uintptr_t id, int what)
-{
-    if (wp_mine.n == 0)
-        return 0;
-    int i = wp_mine_find(id);
-    if (i < 0)
-        return 0;
-    int posted = what > 0;
-    wp_mine_count(wp_req_me, posted - wp_mine.posted[i]);
-    if (what < 0) {
-        /* Completed: drop it (the last entry takes its place). */
-        wp_mine.n--;
-        wp_mine.id[i] = wp_mine.id[wp_mine.n];
-        wp_mine.posted[i] = wp_mine.posted[wp_mine.n];
-    } else {
-        wp_mine.posted[i] = (unsigned char)posted;
-    }
-    return 1;
-}
-
-void wp_req_mine_clear(int me)
-{
-    for (int i = 0; i < wp_mine.n; i++)
-        if (wp_mine.posted[i])
-            wp_mine_count(me, -1);
-    wp_mine.n = 0;
-}
+__thread struct wp_req_mine wp_mine __attribute__((tls_model("initial-exec")));

@@ -71,18 +71,99 @@ int wp_req_await(uintptr_t id, int me);
 void wp_req_unawait(uintptr_t id, int me);
 
 /* Serial mode only (wp_req_serial): the requests that the calling thread's
- * current blocking call started itself live in a small array of the
- * thread's own instead of the shared table.  Their events arrive on this
- * thread (serial), and the call cannot return before they complete, so
+ * current blocking call started itself live in a small set of the thread's
+ * own instead of the shared table.  Their events arrive on this thread
+ * (serial), and the call cannot return before they complete, so
  * wp_req_mine_clear() at its end forgets them all without a lookup.
+ * The set counts its posted requests in nposted, which the thread's own
+ * SIGPROF handler reads (wp_src_stalled): the thread stalls while it is
+ * above zero, as while its wp_req_stall[] counter is.
  * wp_req_mine_activate() takes a request started by the call (posted as
- * for wp_req_activate, awaited by thread me) and returns 1, or 0 when not
- * serial or the array is full (then use the table).  wp_req_mine_event()
- * applies posted (1), matched (0) or completed (-1) to a request of the
- * array and returns 1, or 0 when it is not there (then use the table).
- * Thread-local, so a SIGPROF handler on the thread sees consistent counts. */
-int wp_req_mine_activate(uintptr_t id, int posted, int me);
-int wp_req_mine_event(uintptr_t id, int what);
-void wp_req_mine_clear(int me);
+ * for wp_req_activate) and returns 1, or 0 when not serial or the set is
+ * full (then use the table).  wp_req_mine_event() applies posted (1),
+ * matched (0) or completed (-1) to a request of the set and returns 1, or 0
+ * when it is not there (then use the table).
+ * Inline: they run in every PERUSE callback of a ping-pong, where a call
+ * into another file costs more than the work (doc/performance.md). */
+#define WP_MINE_MAX 8
+struct wp_req_mine {
+    int n;            /* entries in use */
+    int nposted;      /* entries posted; written with relaxed atomics */
+    uintptr_t id[WP_MINE_MAX];
+    unsigned char posted[WP_MINE_MAX];
+};
+extern __thread struct wp_req_mine wp_mine __attribute__((tls_model("initial-exec")));
+
+static inline int wp_req_mine_find(uintptr_t id)
+{
+    for (int i = 0; i < wp_mine.n; i++)
+        if (wp_mine.id[i] == id)
+            return i;
+    return -1;
+}
+
+/* Only this thread writes nposted; its handler may read it at any moment. */
+static inline void wp_req_mine_count(int delta)
+{
+    __atomic_store_n(&wp_mine.nposted, __atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) + delta,
+                     __ATOMIC_RELAXED);
+}
+
+static inline int wp_req_mine_activate(uintptr_t id, int posted)
+{
+    if (!wp_req_serial || id == 0)
+        return 0;
+    /* A recycled id (ob1 reuses a completed request within one collective)
+     * starts clean, as in the table. */
+    int i = wp_req_mine_find(id);
+    if (i < 0) {
+        if (wp_mine.n == WP_MINE_MAX)
+            return 0;
+        i = wp_mine.n++;
+        wp_mine.id[i] = id;
+        wp_mine.posted[i] = 0;
+    }
+    posted = posted != 0;
+    if (posted != wp_mine.posted[i]) {
+        wp_req_mine_count(posted - wp_mine.posted[i]);
+        wp_mine.posted[i] = (unsigned char)posted;
+    }
+    return 1;
+}
+
+static inline int wp_req_mine_event(uintptr_t id, int what)
+{
+    int i = wp_req_mine_find(id);
+    if (i < 0)
+        return 0;
+    int posted = what > 0;
+    if (posted != wp_mine.posted[i])
+        wp_req_mine_count(posted - wp_mine.posted[i]);
+    if (what < 0) {
+        /* Completed: drop it (the last entry takes its place). */
+        int last = --wp_mine.n;
+        wp_mine.id[i] = wp_mine.id[last];
+        wp_mine.posted[i] = wp_mine.posted[last];
+    } else {
+        wp_mine.posted[i] = (unsigned char)posted;
+    }
+    return 1;
+}
+
+static inline void wp_req_mine_clear(void)
+{
+    if (wp_mine.nposted)
+        __atomic_store_n(&wp_mine.nposted, 0, __ATOMIC_RELAXED);
+    wp_mine.n = 0;
+}
+
+/* Serial mode: the table's live requests.  While there is none, events and
+ * waits need no lookup (every request they name is either not followed or
+ * complete), and the callers test this before calling into the table. */
+extern int wp_req_live;
+static inline int wp_req_none_live(void)
+{
+    return wp_req_serial && wp_req_live == 0;
+}
 
 #endif

@@ -88,32 +88,32 @@ void wp_src_comm_free(MPI_Comm comm)
 #define WP_HOLD_MAX 64
 
 static __thread uintptr_t wp_held[WP_HOLD_MAX] __attribute__((tls_model("initial-exec")));
-static __thread int wp_nheld __attribute__((tls_model("initial-exec")));
+__thread int wp_src_nheld __attribute__((tls_model("initial-exec")));
 
 void wp_src_hold(uintptr_t id)
 {
     wp_self.src_seen = 1;
-    if (wp_nheld < WP_HOLD_MAX)
-        wp_held[wp_nheld++] = id;
+    if (wp_src_nheld < WP_HOLD_MAX)
+        wp_held[wp_src_nheld++] = id;
     else
         __atomic_fetch_add(&wp_req_untracked, 1, __ATOMIC_RELAXED);
 }
 
-void wp_src_leave(wp_thread_t *t)
+void wp_src_release(void)
 {
     int me = wp_req_thread_index();
-    for (int i = 0; i < wp_nheld; i++)
+    for (int i = 0; i < wp_src_nheld; i++)
         wp_req_unawait(wp_held[i], me);
-    wp_nheld = 0;
-    /* The requests the call started itself, kept per thread when serial. */
-    wp_req_mine_clear(me);
-    t->src_seen = 0;
+    wp_src_nheld = 0;
 }
 
 int wp_src_stalled(void)
 {
     if (!wp_self.src_seen)
         return -1;
+    /* The call's own requests (serial mode), then the table's counter. */
+    if (__atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) > 0)
+        return 1;
     int me = wp_req_me;
     return me >= 0 && __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) > 0;
 }

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mpit/requests.h"
 #include "state/thread.h"
 
 struct wp_source {
@@ -64,10 +65,21 @@ void wp_source_stop(void);
 /* Remember that the calling thread awaits request id during the current
  * call (it is released when the call returns) and mark the call seen. */
 void wp_src_hold(uintptr_t id);
-/* End of a call the source saw: release what it awaited. */
-void wp_src_leave(wp_thread_t *t);
+/* End of a call the source saw: release what it awaited.  Inline, and the
+ * table is only called when the call held requests in it: a serial
+ * program's blocking calls keep theirs in the thread's set
+ * (mpit/requests.h), which is cleared here without a lookup. */
+extern __thread int wp_src_nheld __attribute__((tls_model("initial-exec")));
+void wp_src_release(void);
+static inline void wp_src_leave(wp_thread_t *t)
+{
+    if (wp_src_nheld)
+        wp_src_release();
+    wp_req_mine_clear();
+    t->src_seen = 0;
+}
 /* Did the source classify this thread's current call, and is it waiting?
- * Async-signal-safe: two TLS loads and one load from a static array. */
+ * Async-signal-safe: TLS loads and one load from a static array. */
 int wp_src_stalled(void);
 
 /* Samples classified by a runtime source (sampler/store.h counts them). */

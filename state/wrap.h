@@ -43,7 +43,6 @@ void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
 
 /* The stall source's side of a call (mpit/source.c), named by the table's
  * via=, newcomm= and freecomm directives. */
-void wp_src_leave(wp_thread_t *t);
 void wp_src_comm_new(MPI_Comm comm);
 void wp_src_comm_free(MPI_Comm comm);
 

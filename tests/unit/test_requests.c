@@ -86,35 +86,37 @@ END_TEST
 /* Serial mode: a blocking call's own requests in the thread's small set. */
 START_TEST(mine_serial)
 {
+    /* The set's count is the thread's own (nposted), not the table's. */
     int me = wp_req_thread_index();
     wp_req_serial = 0;
-    ck_assert_int_eq(wp_req_mine_activate(0x7000, 0, me), 0); /* only when serial */
+    ck_assert_int_eq(wp_req_mine_activate(0x7000, 0), 0); /* only when serial */
     wp_req_serial = 1;
     uintptr_t recv = 0x7100, send = 0x7200;
-    ck_assert_int_eq(wp_req_mine_activate(recv, 0, me), 1); /* MPI_Recv's request */
-    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_req_mine_activate(recv, 0), 1); /* MPI_Recv's request */
+    ck_assert_int_eq(wp_mine.nposted, 0);
     ck_assert_int_eq(wp_req_mine_event(recv, 1), 1); /* posted */
-    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_mine.nposted, 1);
     ck_assert_int_eq(wp_req_mine_event(recv, 1), 1); /* repeated: no double count */
-    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_mine.nposted, 1);
     ck_assert_int_eq(wp_req_mine_event(recv, 0), 1); /* matched */
-    ck_assert_int_eq(stall(me), 0);
+    ck_assert_int_eq(wp_mine.nposted, 0);
     ck_assert_int_eq(wp_req_mine_event(recv, -1), 1); /* completed: gone */
     ck_assert_int_eq(wp_req_mine_event(recv, 1), 0);
-    ck_assert_int_eq(stall(me), 0);
-    ck_assert_int_eq(wp_req_mine_activate(send, 1, me), 1); /* a send: posted from the start */
-    ck_assert_int_eq(wp_req_mine_activate(send, 1, me), 1); /* recycled: starts clean, one count */
-    ck_assert_int_eq(stall(me), 1);
+    ck_assert_int_eq(wp_mine.nposted, 0);
+    ck_assert_int_eq(wp_req_mine_activate(send, 1), 1); /* a send: posted from the start */
+    ck_assert_int_eq(wp_req_mine_activate(send, 1), 1); /* recycled: starts clean, one count */
+    ck_assert_int_eq(wp_mine.nposted, 1);
     ck_assert_int_eq(wp_req_mine_event(0x7300, 0), 0); /* not the call's: the table's */
-    wp_req_mine_clear(me); /* the call returned */
-    ck_assert_int_eq(stall(me), 0);
+    wp_req_mine_clear(); /* the call returned */
+    ck_assert_int_eq(wp_mine.nposted, 0);
     ck_assert_int_eq(wp_req_mine_event(send, -1), 0);
     /* A full set refuses; the caller falls back to the table. */
     for (int i = 0; i < 8; i++)
-        ck_assert_int_eq(wp_req_mine_activate(0x7400 + (uintptr_t)i * 16, 1, me), 1);
-    ck_assert_int_eq(stall(me), 8);
-    ck_assert_int_eq(wp_req_mine_activate(0x7500, 1, me), 0);
-    wp_req_mine_clear(me);
+        ck_assert_int_eq(wp_req_mine_activate(0x7400 + (uintptr_t)i * 16, 1), 1);
+    ck_assert_int_eq(wp_mine.nposted, 8);
+    ck_assert_int_eq(wp_req_mine_activate(0x7500, 1), 0);
+    wp_req_mine_clear();
+    ck_assert_int_eq(wp_mine.nposted, 0);
     ck_assert_int_eq(stall(me), 0);
     wp_req_serial = 0;
 }
