@@ -76,59 +76,72 @@ static int wp_npcomm;
 static unsigned long wp_pcomm_skipped;
 static pthread_mutex_t wp_pcomm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The callback: see the file comment for why each step is safe here. */
-static int wp_peruse_cb(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param)
+/* The callbacks, one per event so that none dispatches on its argument
+ * (a ping-pong makes four of them per message on each half of the
+ * benchmark pair).  See the file comment for why each step is safe here. */
+static int wp_cb_activate(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param)
 {
-    (void)h;
+    (void)h, (void)param;
+    /* ACTIVATE runs on the thread that starts the request.  Requests
+     * started outside any wrapped call (direct PMPI calls: another tool's,
+     * waitprof's own) are not followed; a wrapped MPI_Wait on one is then
+     * left to the estimator.  If the thread is inside a blocking call, the
+     * call waits for the request: below MPI_THREAD_MULTIPLE it goes to the
+     * thread's own small set, else to the table with this thread as its
+     * waiter. */
+    wp_thread_t *t = &wp_self;
+    if (t->depth == 0)
+        return MPI_SUCCESS;
     uintptr_t id = (uintptr_t)unique_id;
-    switch ((int)(intptr_t)param) {
-    case EV_ACTIVATE: {
-        /* ACTIVATE runs on the thread that starts the request.  Requests
-         * started outside any wrapped call (direct PMPI calls: another
-         * tool's, waitprof's own) are not followed; a wrapped MPI_Wait on
-         * one is then left to the estimator.  If the thread is inside a
-         * blocking call, the call waits for the request: below
-         * MPI_THREAD_MULTIPLE it goes to the thread's own small set, else
-         * to the table with this thread as its waiter. */
-        wp_thread_t *t = &wp_self;
-        if (t->depth == 0)
-            break;
-        int posted = spec->operation == PERUSE_SEND;
-        if (t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits) {
-            if (wp_req_mine_activate(id, posted)) {
-                t->src_seen = 1; /* this thread's own record (state/thread.h) */
-                break;
-            }
-            int me = wp_req_me; /* TLS; claimed once per thread */
-            if (__builtin_expect(me == -2, 0))
-                me = wp_req_thread_index();
-            if (me >= 0) {
-                wp_src_hold(id); /* marks the call seen */
-                wp_req_activate(id, posted, me);
-                break;
-            }
+    int posted = spec->operation == PERUSE_SEND;
+    if (t->fn > 0 && t->fn < WP_FN_COUNT && wp_fn_table[t->fn].waits) {
+        if (wp_req_mine_activate(id, posted)) {
+            t->src_seen = 1; /* this thread's own record (state/thread.h) */
+            return MPI_SUCCESS;
         }
-        wp_req_activate(id, posted, -1);
-        break;
+        int me = wp_req_me; /* TLS; claimed once per thread */
+        if (__builtin_expect(me == -2, 0))
+            me = wp_req_thread_index();
+        if (me >= 0) {
+            wp_src_hold(id); /* marks the call seen */
+            wp_req_activate(id, posted, me);
+            return MPI_SUCCESS;
+        }
     }
-    /* The call's own requests first (serial mode, inline), then the table,
-     * which is not even called while it follows no live request. */
-    case EV_POSTED:
-        if (!wp_req_mine_event(id, 1) && !wp_req_none_live())
-            wp_req_posted(id);
-        break;
-    case EV_REMOVE_POSTED:
-    case EV_XFER_CONTINUE:
-        if (!wp_req_mine_event(id, 0) && !wp_req_none_live())
-            wp_req_matched(id);
-        break;
-    case EV_COMPLETE:
-        if (!wp_req_mine_event(id, -1) && !wp_req_none_live())
-            wp_req_complete(id);
-        break;
-    }
+    wp_req_activate(id, posted, -1);
     return MPI_SUCCESS;
 }
+
+/* The others: the call's own requests first (serial mode, inline), then
+ * the table, which is not even called while it follows no live request. */
+static int wp_cb_posted(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param)
+{
+    (void)h, (void)spec, (void)param;
+    if (!wp_req_mine_event((uintptr_t)unique_id, 1) && !wp_req_none_live())
+        wp_req_posted((uintptr_t)unique_id);
+    return MPI_SUCCESS;
+}
+
+/* REMOVE_FROM_POSTED_Q (a receive matched) and XFER_CONTINUE (a rendezvous
+ * send's receiver answered). */
+static int wp_cb_matched(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param)
+{
+    (void)h, (void)spec, (void)param;
+    if (!wp_req_mine_event((uintptr_t)unique_id, 0) && !wp_req_none_live())
+        wp_req_matched((uintptr_t)unique_id);
+    return MPI_SUCCESS;
+}
+
+static int wp_cb_complete(peruse_event_h h, MPI_Aint unique_id, peruse_comm_spec_t *spec, void *param)
+{
+    (void)h, (void)spec, (void)param;
+    if (!wp_req_mine_event((uintptr_t)unique_id, -1) && !wp_req_none_live())
+        wp_req_complete((uintptr_t)unique_id);
+    return MPI_SUCCESS;
+}
+
+static peruse_comm_callback_f *const wp_ev_cb[EV_COUNT] = {wp_cb_activate, wp_cb_posted, wp_cb_matched,
+                                                           wp_cb_matched, wp_cb_complete};
 
 static int wp_peruse_probe(char *why, size_t cap)
 {
@@ -170,7 +183,7 @@ static int wp_peruse_attach(MPI_Comm comm)
     int k = wp_npcomm, i;
     for (i = 0; i < EV_COUNT; i++) {
         wp_pcomm[k].h[i] = PERUSE_EVENT_HANDLE_NULL;
-        if (wp_pe.comm_register(wp_ev[i], comm, wp_peruse_cb, (void *)(intptr_t)i, &wp_pcomm[k].h[i]) !=
+        if (wp_pe.comm_register(wp_ev[i], comm, wp_ev_cb[i], NULL, &wp_pcomm[k].h[i]) !=
                 PERUSE_SUCCESS ||
             wp_pe.activate(wp_pcomm[k].h[i]) != PERUSE_SUCCESS)
             break;
