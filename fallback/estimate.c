@@ -195,9 +195,27 @@ static struct wp_agg *wp_agg_tree(MPI_Comm comm, int rank, int size, struct wp_a
     return cur;
 }
 
-int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
-                         double run_seconds, double threshold)
+/* Steps 1 and 2 of the estimate, kept for step 3 and for the held samples
+ * of collective calls (wp_estimate_held_min_ns): set once, by
+ * wp_estimate_minima(), on the thread that finalizes. */
+static struct {
+    int done, ok;
+    uint64_t overflow;
+    struct wp_stats *all;
+} wp_mins;
+/* The minima per (function, size class, role), in ns: fixed arrays, so that
+ * no allocation failure can make a rank skip the reduction and leave the
+ * others waiting in it.  pmin: the plain method's minimum, over all calls,
+ * for the plain_wait_ns column: only completion calls have early calls; the
+ * paper's minimum for them is local and over all their calls whatever they
+ * completed, so it is kept per function (kind 0). */
+static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT], pmin[WP_MIN_COUNT];
+
+int wp_estimate_minima(MPI_Comm comm, int rank)
 {
+    if (wp_mins.done)
+        return wp_mins.ok ? 0 : -1;
+    wp_mins.done = 1;
     /* 1. One table for the rank. */
     uint32_t slots = 4096;
     int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
@@ -211,15 +229,6 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             overflow += wp_stats_tables[t]->overflow;
         }
     struct wp_stats *all = wp_stats_create(slots);
-    /* The minima per (function, size class, role): fixed arrays, so that no
-     * allocation failure can make a rank skip the reduction below and leave
-     * the others waiting in it.  Finalize runs once, on one thread. */
-    static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT];
-    /* The plain method's minimum, over all calls, for the plain_wait_ns
-     * column: only completion calls have early calls; the paper's minimum
-     * for them is local and over all their calls whatever they completed,
-     * so it is kept per function (kind 0). */
-    static uint64_t pmin[WP_MIN_COUNT];
     for (size_t i = 0; i < WP_MIN_COUNT; i++)
         lmin[i] = pmin[i] = WP_NO_MIN;
     int ok = all != NULL;
@@ -267,6 +276,19 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     }
     /* Every rank takes part, with "no minimum" everywhere if it has no data. */
     PMPI_Allreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm);
+    wp_mins.ok = ok;
+    wp_mins.overflow = overflow;
+    wp_mins.all = all;
+    return ok ? 0 : -1;
+}
+
+int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
+                         double run_seconds, double threshold)
+{
+    wp_estimate_minima(comm, rank);
+    int ok = wp_mins.ok;
+    uint64_t overflow = wp_mins.overflow;
+    struct wp_stats *all = wp_mins.all;
     double run_total = 0;
     PMPI_Allreduce(&run_seconds, &run_total, 1, MPI_DOUBLE, MPI_SUM, comm);
 
@@ -407,5 +429,34 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     free(agg);
     free(rows);
     wp_stats_destroy(all);
+    wp_mins.all = NULL;
     return ok ? 0 : -1;
+}
+
+uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
+{
+    if (fn <= 0 || fn >= WP_FN_COUNT || sclass < 0 || sclass >= WP_SIZE_CLASSES || role < 0 || role > WP_RK_LAST)
+        return UINT64_MAX;
+    if (wp_mins.done) {
+        uint64_t g = gmin[WP_MIN_INDEX(fn, sclass, role)];
+        return g == WP_NO_MIN ? UINT64_MAX : g;
+    }
+    /* Before the reduction (a run ending without MPI_Finalize): the
+     * process-local minimum, as step 2 takes it, from the threads' tables.
+     * Reads memory only, so a termination handler may call it. */
+    uint64_t m = UINT64_MAX;
+    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
+    for (int t = 0; t < ntables && t < WP_MAX_STATS_TABLES; t++) {
+        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; st && i < st->nslots; i++) {
+            const struct wp_cat *c = &st->cats[i];
+            if (c->site == 0 || c->count == 0 || c->fn != fn || c->sclass != sclass || c->role != role)
+                continue;
+            if (c->min < m)
+                m = c->min;
+            if (c->early_count && c->early_min < m)
+                m = c->early_min;
+        }
+    }
+    return m == UINT64_MAX ? m : wp_ticks_duration_ns(m);
 }

@@ -20,6 +20,7 @@
 #define WP_FALLBACK_ESTIMATE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 enum wp_pattern { WP_PAT_NONE, WP_PAT_LATE_SENDER, WP_PAT_LATE_RECEIVER, WP_PAT_NXN, WP_PAT_BARRIER,
                   WP_PAT_LATE_BCAST, WP_PAT_EARLY_REDUCE, WP_PAT_COUNT };
@@ -32,5 +33,20 @@ int wp_pattern_of(int fn, int sclass, int role, int *global);
 
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
                          double run_seconds, double threshold);
+
+/* The first half of wp_estimate_finalize(), which calls it if nobody did:
+ * the minima, with the one reduction over comm (collective; every rank,
+ * sampled or not).  Called before the profile is written, so that the
+ * held samples of collective calls are classified against the global
+ * minimum.  Returns 0, or -1 when the rank had no memory for its table. */
+int wp_estimate_minima(MPI_Comm comm, int rank);
+
+/* The minimum (ns) that decides a held sample of a call of category (fn,
+ * sclass, role) (sampler/store.h): a sample that was taken more than this
+ * before the call's end is MPI-Stall.  After wp_estimate_minima() the
+ * global minimum over all ranks; before it (an abnormal end) the
+ * process-local one from the threads' tables.  UINT64_MAX when unknown.
+ * Reads memory only: safe in a termination handler. */
+uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 
 #endif

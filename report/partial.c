@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fallback/estimate.h"
 #include "mpit/requests.h"
 #include "mpit/source.h"
 #include "runtime/run.h"
@@ -403,7 +404,9 @@ void wp_partial_reserve(void)
 /* The frames ips[0..e->depth) (leaf first), root first, after the state. */
 static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const uintptr_t *ips)
 {
-    wp_puts(o, waitprof_state_name(e->state));
+    /* A held sample (a collective call's) against the process-local minimum:
+     * before MPI_Finalize there is no global one.  Memory reads only. */
+    wp_puts(o, waitprof_state_name(wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0)));
     for (int k = e->depth - 1; k >= 0; k--) {
         uintptr_t ip = ips[k];
         wp_puts(o, ";");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fallback/estimate.h"
 #include "runtime/log.h"
 #include "report/profile.h"
 #include "report/report.h"
@@ -33,7 +34,10 @@ int wp_profile_build(struct wp_folded *out)
             const struct wp_stack_entry *e = &s->slots[j];
             if (!e->used || e->count == 0)
                 continue;
-            size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(e->state));
+            /* A held sample is classified now, against the global minimum
+             * (fallback/estimate.h). */
+            int state = wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
+            size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(state));
             int at_root = 1;
             for (int k = e->depth - 1; k >= 0; k--) {
                 const char *name = wp_symbolizer_name(sy, s->arena[e->off + (uint32_t)k], e->fn);

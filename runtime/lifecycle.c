@@ -231,6 +231,11 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
 {
     wp_sampler_stop();
     wp_run.end_ns = wp_now_ns();
+    /* At MPI_Finalize, the estimator's minima first (collective: every
+     * rank, selected or not): the held samples of collective calls are
+     * classified against the global ones when the profile is built. */
+    if (strcmp(status, "complete") == 0)
+        wp_estimate_minima(wp_comm, wp_run.rank);
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)
         return;

@@ -294,6 +294,23 @@ out:
     errno = saved_errno;
 }
 
+void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role)
+{
+    struct wp_slot *slot = t->slot;
+    if (slot == NULL) {
+        t->has_pending = 0;
+        return;
+    }
+    /* As in wp_sampler_settle. */
+    sigset_t prof, old;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &old);
+    wp_pending_flush_held(slot->store, slot->store->pending, duration, sclass, role);
+    t->has_pending = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void wp_sampler_settle(wp_thread_t *t, uint64_t threshold)
 {
     struct wp_slot *slot = t->slot;

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "sampler/store.h"
+#include "state/clock.h"
 #include "waitprof.h"
 
 struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
@@ -57,9 +58,17 @@ void wp_store_destroy(struct wp_store *s)
                       (size_t)s->arena_cap * sizeof(uintptr_t) + sizeof(struct wp_pending));
 }
 
-static uint64_t wp_hash(int state, int fn, const uintptr_t *ips, int n)
+/* What an entry is keyed by besides its frames. */
+struct wp_key {
+    int state, fn;
+    uint16_t held;
+    uint8_t sclass, role;
+};
+
+static uint64_t wp_hash(const struct wp_key *k, const uintptr_t *ips, int n)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)state ^ ((uint64_t)fn << 8);
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)k->state ^ ((uint64_t)k->fn << 8) ^
+                 ((uint64_t)k->held << 24) ^ ((uint64_t)k->sclass << 40) ^ ((uint64_t)k->role << 48);
     for (int i = 0; i < n; i++) {
         h ^= ips[i];
         h *= 1099511628211ull;
@@ -71,10 +80,10 @@ static uint64_t wp_hash(int state, int fn, const uintptr_t *ips, int n)
 /* Add to an existing entry, or make a new one while the table holds fewer
  * than max_stacks entries and the arena has room below max_frames.  Returns
  * 0, or -1 without counting anything. */
-static int wp_store_insert(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight,
+static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uintptr_t *ips, int n, uint64_t weight,
                            uint32_t max_stacks, uint32_t max_frames)
 {
-    uint64_t h = wp_hash(state, fn, ips, n);
+    uint64_t h = wp_hash(k, ips, n);
     uint32_t mask = s->nslots - 1;
     for (uint32_t probe = 0, i = (uint32_t)h & mask; probe <= mask; probe++, i = (i + 1) & mask) {
         struct wp_stack_entry *e = &s->slots[i];
@@ -85,8 +94,11 @@ static int wp_store_insert(struct wp_store *s, int state, int fn, const uintptr_
             e->hash = h;
             e->off = s->arena_used;
             e->depth = (uint16_t)n;
-            e->state = (uint8_t)state;
-            e->fn = (uint16_t)fn;
+            e->state = (uint8_t)k->state;
+            e->fn = (uint16_t)k->fn;
+            e->held = k->held;
+            e->sclass = k->sclass;
+            e->role = k->role;
             e->count = weight;
             s->arena_used += (uint32_t)n;
             s->nstacks++;
@@ -95,7 +107,8 @@ static int wp_store_insert(struct wp_store *s, int state, int fn, const uintptr_
             s->samples += weight;
             return 0;
         }
-        if (e->hash == h && e->state == state && e->fn == fn && e->depth == n &&
+        if (e->hash == h && e->state == k->state && e->fn == k->fn && e->held == k->held &&
+            e->sclass == k->sclass && e->role == k->role && e->depth == n &&
             memcmp(&s->arena[e->off], ips, (size_t)n * sizeof *ips) == 0) {
             e->count += weight;
             s->samples += weight;
@@ -108,7 +121,8 @@ static int wp_store_insert(struct wp_store *s, int state, int fn, const uintptr_
 int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
 {
     /* Keep the table at most 3/4 full so probes stay short. */
-    if (wp_store_insert(s, state, fn, ips, n, weight, s->nslots - s->nslots / 4, s->arena_cap) == 0)
+    struct wp_key k = {.state = state, .fn = fn};
+    if (wp_store_insert(s, &k, ips, n, weight, s->nslots - s->nslots / 4, s->arena_cap) == 0)
         return 0;
     s->dropped_full += weight;
     return -1;
@@ -130,23 +144,29 @@ static uint32_t wp_soft_frames(const struct wp_store *s)
     return s->arena_cap - s->arena_cap / 8;
 }
 
-int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+static int wp_store_add_key(struct wp_store *s, const struct wp_key *key, const uintptr_t *ips, int n,
+                            uint64_t weight)
 {
     uint32_t hard = s->nslots - s->nslots / 4;
-    if (wp_store_insert(s, state, fn, ips, n, weight, wp_soft_stacks(s), wp_soft_frames(s)) == 0)
+    if (wp_store_insert(s, key, ips, n, weight, wp_soft_stacks(s), wp_soft_frames(s)) == 0)
         return 0;
     /* The stack is leaf first: its outermost frames are at the end. */
     int k = n < WP_SHORT_FRAMES ? n : WP_SHORT_FRAMES;
     /* The last sixteenth of the table is kept for the frameless entries, one
      * per (state, function), so that they can always be made. */
-    if ((k < n &&
-         wp_store_insert(s, state, fn, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap) == 0) ||
-        wp_store_insert(s, state, fn, ips, 0, weight, hard, s->arena_cap) == 0) {
+    if ((k < n && wp_store_insert(s, key, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap) == 0) ||
+        wp_store_insert(s, key, ips, 0, weight, hard, s->arena_cap) == 0) {
         s->merged += weight;
         return 0;
     }
     s->dropped_full += weight;
     return -1;
+}
+
+int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+{
+    struct wp_key k = {.state = state, .fn = fn};
+    return wp_store_add_key(s, &k, ips, n, weight);
 }
 
 int wp_store_pressure(const struct wp_store *s)
@@ -191,4 +211,26 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
                              p->ips, p->depth, p->weight[i]);
     }
     p->n = 0;
+}
+
+void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t duration, int sclass, int role)
+{
+    for (uint32_t i = 0; i < p->n; i++) {
+        s->by_estimate += p->weight[i];
+        struct wp_key k = {.state = WAITPROF_STATE_WORK,
+                           .fn = p->fn,
+                           .held = wp_held_bucket(duration > p->off[i] ? duration - p->off[i] : 0),
+                           .sclass = (uint8_t)sclass,
+                           .role = (uint8_t)role};
+        wp_store_add_key(s, &k, p->ips, p->depth, p->weight[i]);
+    }
+    p->n = 0;
+}
+
+int wp_entry_state(const struct wp_stack_entry *e, uint64_t min_ns)
+{
+    if (!e->held)
+        return e->state;
+    return min_ns != UINT64_MAX && wp_ticks_duration_ns(wp_held_ticks(e->held)) > min_ns ? WAITPROF_STATE_STALL
+                                                                                        : WAITPROF_STATE_WORK;
 }

@@ -24,7 +24,35 @@ struct wp_stack_entry {
     uint16_t fn;          /* enum wp_fn of the MPI call, 0 outside MPI */
     uint8_t state;        /* WAITPROF_STATE_* */
     volatile uint8_t used;
+    /* Held samples (wp_pending_flush_held): nonzero for samples of a
+     * collective call whose Work/Stall waits for the global minimum of the
+     * call's category (fn, sclass, role), known only at MPI_Finalize; held
+     * is the bucket of the time from the sample to the call's end
+     * (wp_held_bucket), and state says MPI-Work until then. */
+    uint16_t held;
+    uint8_t sclass, role;
 };
+
+/* The bucket of a time (ticks) from a sample to its call's end: exact below
+ * 16, then 16 buckets per power of two (a bucket spans at most 1/16 of its
+ * value).  Never 0. */
+static inline uint16_t wp_held_bucket(uint64_t x)
+{
+    if (x < 16)
+        return (uint16_t)(1 + x);
+    int m = 63 - __builtin_clzll(x); /* >= 4 */
+    return (uint16_t)(1 + 16 * (m - 3) + (int)((x >> (m - 4)) & 15));
+}
+
+/* The middle of a bucket, in ticks. */
+static inline uint64_t wp_held_ticks(uint16_t b)
+{
+    unsigned k = b ? b - 1u : 0u;
+    if (k < 16)
+        return k;
+    int m = (int)(k / 16) + 3;
+    return ((16 + (uint64_t)(k % 16)) << (m - 4)) + ((1ull << (m - 4)) >> 1);
+}
 
 #define WP_HANDLER_BINS 32 /* log2 histogram of handler time in ns */
 
@@ -75,6 +103,16 @@ struct wp_pending {
 /* Move the pending samples into the store: Stall below threshold ticks,
  * Work at or above it.  Caller blocks SIGPROF. */
 void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold);
+/* The same for a call whose category's minimum is the global one (a
+ * collective): each sample is stored held, under the bucket of its time to
+ * the call's end (duration ticks minus its offset), and classified when the
+ * profile is written (wp_held_state).  Caller blocks SIGPROF. */
+void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t duration, int sclass, int role);
+/* The state a held entry stands for: MPI-Stall when its sample came more
+ * than the category's minimum (ns; UINT64_MAX: unknown, so Work) before
+ * the call's end, as the estimator's rule says; else MPI-Work.  The state
+ * itself for entries that are not held. */
+int wp_entry_state(const struct wp_stack_entry *e, uint64_t min_ns);
 
 /* Allocate a store for nslots stacks (rounded up to a power of two) and
  * arena_frames frames.  Returns NULL when memory cannot be had. */

@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
 #include "report/calls.h"
@@ -40,6 +41,10 @@
 /* Move the samples held for the current call into the store, Stall below
  * threshold ticks from the call's entry (sampler/sampler.c). */
 void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
+/* A collective call's samples: held until the global minimum of its
+ * category is known (sampler/store.h, wp_pending_flush_held). */
+void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role);
+
 
 /* The stall source's side of a call (mpit/source.c), named by the table's
  * via=, newcomm= and freecomm directives. */
@@ -181,6 +186,24 @@ static inline int wp_frole(const void *root, const void *comm)
     return wp_role(*(const MPI_Fint *)root, PMPI_Comm_f2c(*(const MPI_Fint *)comm));
 }
 
+/* Settle the samples of a recorded call (at most once per sample period,
+ * so out of the way of the recording path).  A sample is Stall when it
+ * came more than the category's minimum before the call's end (seed 000's
+ * rule).  Point-to-point categories take the process-local minimum so far;
+ * collective ones the global minimum over all ranks (issue 3), which exists
+ * only at MPI_Finalize: their samples are held until then.  Calls complete
+ * on entry did not wait. */
+static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, int fn, uint64_t bytes, int role,
+                                                               int early, uint64_t d, uint64_t min)
+{
+    int global = 0, sclass = wp_size_class(bytes);
+    wp_pattern_of(fn, sclass, role, &global);
+    if (global && !early)
+        wp_sampler_settle_held(t, d, sclass, role);
+    else
+        wp_sampler_settle(t, d > min ? d - min : 0);
+}
+
 /* Record the call and settle the samples taken during it: a sample whose
  * offset from the entry is below (duration - minimum so far) was taken
  * while the call was waiting (seed 000's rule, applied to samples). */
@@ -205,7 +228,7 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
     /* Also the report's per-function figures (report/calls.h). */
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
     if (__builtin_expect(t->has_pending, 0))
-        wp_sampler_settle(t, d > min ? d - min : 0);
+        wp_settle_recorded(t, fn, bytes, role, early, d, min);
 }
 
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */

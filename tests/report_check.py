@@ -318,10 +318,10 @@ def png(path):
     def near(rgb, tol=10):
         return sum(n for c, n in colours.items() if all(abs(c[i] - rgb[i]) <= tol for i in range(3)))
     # The state frames' colours (report/svg.c): each must cover more than the
-    # 14x14 legend swatch, i.e. frames of that state were drawn.  The run
-    # (t_report_svg.sh) starts with a balanced iteration, so the estimator
-    # has a minimum that is not a wait and classifies the collective's waits
-    # MPI-Stall on an MPI without a stall source too.
+    # 14x14 legend swatch, i.e. frames of that state were drawn.  In the run
+    # (t_report_svg.sh) the waiting ranks wait in every MPI_Allreduce; the
+    # estimator classifies those waits MPI-Stall on an MPI without a stall
+    # source too, against the global minimum.
     for name, rgb, least in (("MPI-Stall red", (230, 80, 70), 400), ("Not-in-MPI green", (90, 190, 90), 400),
                              ("MPI-Work blue", (90, 150, 230), 150)):
         n = near(rgb)

@@ -5,7 +5,9 @@
  * 3/4 of its slots and the arena at most its capacity, and a refused sample's
  * weight goes to dropped_full so that samples + dropped_full is always the
  * weight added; the handler-time histogram puts a duration in its
- * power-of-two bin and the median comes out in that bin.
+ * power-of-two bin and the median comes out in that bin; held samples (a
+ * collective call's) keep their time to the call's end in a bucket within
+ * 1/16 of it, and are Stall exactly when that time exceeds the minimum.
  */
 #include <check.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "sampler/store.h"
+#include "waitprof.h"
 
 /* The used entry holding exactly (state, fn, ips[0..n)), or NULL. */
 static const struct wp_stack_entry *find(const struct wp_store *s, int state, int fn, const uintptr_t *ips,
@@ -450,11 +453,79 @@ START_TEST(test_pressure_steps)
 }
 END_TEST
 
+START_TEST(test_held_buckets)
+{
+    uint16_t prev = 0;
+    for (uint64_t x = 0; x < (1ull << 40); x = x < 64 ? x + 1 : x + x / 7) {
+        uint16_t b = wp_held_bucket(x);
+        ck_assert_uint_ge(b, prev); /* monotonic */
+        ck_assert_uint_gt(b, 0);    /* 0 means "not held" */
+        prev = b;
+        uint64_t mid = wp_held_ticks(b);
+        if (x < 16)
+            ck_assert_uint_eq(mid, x);
+        else
+            ck_assert_msg(mid + mid / 16 >= x && mid <= x + x / 16, "x=%llu bucket %u middle %llu",
+                          (unsigned long long)x, b, (unsigned long long)mid);
+    }
+    ck_assert_uint_lt(wp_held_bucket(UINT64_MAX), 1024);
+}
+END_TEST
+
+START_TEST(test_held_flush)
+{
+    struct wp_store *s = wp_store_create(64, 1024);
+    struct wp_pending *p = s->pending;
+    uintptr_t ips[2] = {0x1000, 0x2000};
+    memcpy(p->ips, ips, sizeof ips);
+    p->depth = 2;
+    p->fn = 9;
+    /* A call of 100000 ticks (ns here: no TSC calibration in this
+     * process) with samples 99000, 50000 and 1000 ticks before its end. */
+    uint64_t off[3] = {1000, 50000, 99000};
+    for (int i = 0; i < 3; i++)
+        p->off[i] = off[i], p->weight[i] = 1;
+    p->n = 3;
+    wp_pending_flush_held(s, p, 100000, 4, 1);
+    ck_assert_uint_eq(p->n, 0);
+    ck_assert_uint_eq(s->samples, 3);
+    ck_assert_uint_eq(s->by_estimate, 3);
+    int stall = 0, work = 0, held = 0;
+    for (uint32_t i = 0; i < s->nslots; i++) {
+        const struct wp_stack_entry *e = &s->slots[i];
+        if (!e->used)
+            continue;
+        held += e->held != 0;
+        ck_assert_int_eq(e->state, WAITPROF_STATE_WORK); /* until classified */
+        ck_assert_uint_eq(e->sclass, 4);
+        ck_assert_uint_eq(e->role, 1);
+        /* Minimum 10000 ns: the samples 99000 and 50000 before the end
+         * waited, the one 1000 before it was the call's work. */
+        int st = wp_entry_state(e, 10000);
+        stall += st == WAITPROF_STATE_STALL;
+        work += st == WAITPROF_STATE_WORK;
+        /* Unknown minimum: Work, as without the estimate. */
+        ck_assert_int_eq(wp_entry_state(e, UINT64_MAX), WAITPROF_STATE_WORK);
+    }
+    ck_assert_int_eq(held, 3);
+    ck_assert_int_eq(stall, 2);
+    ck_assert_int_eq(work, 1);
+    /* An entry that is not held is what its state says. */
+    ck_assert_int_eq(wp_store_add(s, WAITPROF_STATE_STALL, 9, ips, 2, 1), 0);
+    const struct wp_stack_entry *e = find(s, WAITPROF_STATE_STALL, 9, ips, 2);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(wp_entry_state(e, 0), WAITPROF_STATE_STALL);
+    wp_store_destroy(s);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
     TCase *tc = tcase_create("add");
     tcase_add_test(tc, test_create_rounds_up);
+    tcase_add_test(tc, test_held_buckets);
+    tcase_add_test(tc, test_held_flush);
     tcase_add_test(tc, test_identical_merge);
     tcase_add_test(tc, test_empty_stack);
     tcase_add_test(tc, test_differences_separate);
