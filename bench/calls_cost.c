@@ -1,6 +1,8 @@
 /* bench/calls_cost.c — the instructions the report's per-call recording
- * (report/calls.h: wp_calls_record, wp_traffic_send, wp_traffic_recv) adds
- * to a recorded MPI call.
+ * (report/calls.h: wp_traffic_send, wp_traffic_recv) adds to a recorded MPI
+ * call.  (Until session 4 it also measured wp_calls_record, the report's own
+ * per-function statistics; those are now summed from the estimator's
+ * categories when rank.R.calls is written.)
  *
  * usage: calls_cost [calls]     (default 100000), one rank
  *
@@ -8,8 +10,8 @@
  * MPI_Sendrecv, a call the estimator records and whose wrapper also counts
  * traffic.  Run under callgrind with --collect-atstart=no
  * --toggle-collect=cc_loop and read the inclusive instruction counts of
- * wp_calls_record, wp_traffic_send and wp_traffic_recv against those of
- * cc_loop (callgrind_annotate --inclusive=yes), each divided by calls.
+ * wp_traffic_send and wp_traffic_recv against those of cc_loop
+ * (callgrind_annotate --inclusive=yes), each divided by calls.
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -294,39 +294,37 @@ out:
     errno = saved_errno;
 }
 
-void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role)
+/* Move the calling thread's pending samples into its store: against a
+ * threshold (held 0, value the threshold), or held for the global minimum
+ * (held 1, value the call's duration).  The handler writes the pending
+ * samples and the store: keep it out while they move.  Two system calls,
+ * at most once per sample period. */
+static void wp_settle(wp_thread_t *t, int held, uint64_t value, int sclass, int role)
 {
     struct wp_slot *slot = t->slot;
-    if (slot == NULL) {
+    if (slot != NULL) {
+        sigset_t prof, old;
+        sigemptyset(&prof);
+        sigaddset(&prof, SIGPROF);
+        pthread_sigmask(SIG_BLOCK, &prof, &old);
+        if (held)
+            wp_pending_flush_held(slot->store, slot->store->pending, value, sclass, role);
+        else
+            wp_pending_flush(slot->store, slot->store->pending, value);
         t->has_pending = 0;
-        return;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
-    /* As in wp_sampler_settle. */
-    sigset_t prof, old;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, &old);
-    wp_pending_flush_held(slot->store, slot->store->pending, duration, sclass, role);
     t->has_pending = 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role)
+{
+    wp_settle(t, 1, duration, sclass, role);
 }
 
 void wp_sampler_settle(wp_thread_t *t, uint64_t threshold)
 {
-    struct wp_slot *slot = t->slot;
-    if (slot == NULL) {
-        t->has_pending = 0;
-        return;
-    }
-    /* The handler writes the pending samples and the store: keep it out
-     * while they move.  Two system calls, at most once per sample period. */
-    sigset_t prof, old;
-    sigemptyset(&prof);
-    sigaddset(&prof, SIGPROF);
-    pthread_sigmask(SIG_BLOCK, &prof, &old);
-    wp_pending_flush(slot->store, slot->store->pending, threshold);
-    t->has_pending = 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    wp_settle(t, 0, threshold, 0, 0);
 }
 
 /* Register the calling thread and start its timer.  Normal context. */

@@ -45,7 +45,6 @@ void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
  * category is known (sampler/store.h, wp_pending_flush_held). */
 void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role);
 
-
 /* The stall source's side of a call (mpit/source.c), named by the table's
  * via=, newcomm= and freecomm directives. */
 void wp_src_comm_new(MPI_Comm comm);
@@ -190,9 +189,10 @@ static inline int wp_frole(const void *root, const void *comm)
  * so out of the way of the recording path).  A sample is Stall when it
  * came more than the category's minimum before the call's end (seed 000's
  * rule).  Point-to-point categories take the process-local minimum so far;
- * collective ones the global minimum over all ranks (issue 3), which exists
- * only at MPI_Finalize: their samples are held until then.  Calls complete
- * on entry did not wait. */
+ * collective ones the global minimum over all ranks, which exists only at
+ * MPI_Finalize: their samples are held until then (a rank that waits in
+ * every call has only waits for its own minimum).  Calls complete on entry
+ * did not wait. */
 static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, int fn, uint64_t bytes, int role,
                                                                int early, uint64_t d, uint64_t min)
 {
