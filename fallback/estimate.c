@@ -433,6 +433,28 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     return ok ? 0 : -1;
 }
 
+/* The process-local minimum (ns) over the threads' categories of fn, of one
+ * (sclass, role) or, with any set, of all; as step 2 takes it.  Reads
+ * memory only, so a termination handler may call it. */
+static uint64_t wp_local_min_ns(int fn, int sclass, int role, int any)
+{
+    uint64_t m = UINT64_MAX;
+    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
+    for (int t = 0; t < ntables && t < WP_MAX_STATS_TABLES; t++) {
+        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; st && i < st->nslots; i++) {
+            const struct wp_cat *c = &st->cats[i];
+            if (c->site == 0 || c->count == 0 || c->fn != fn || (!any && (c->sclass != sclass || c->role != role)))
+                continue;
+            if (c->min < m)
+                m = c->min;
+            if (c->early_count && c->early_min < m)
+                m = c->early_min;
+        }
+    }
+    return m == UINT64_MAX ? m : wp_ticks_duration_ns(m);
+}
+
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
 {
     if (fn <= 0 || fn >= WP_FN_COUNT || sclass < 0 || sclass >= WP_SIZE_CLASSES || role < 0 || role > WP_RK_LAST)
@@ -442,21 +464,11 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
         return g == WP_NO_MIN ? UINT64_MAX : g;
     }
     /* Before the reduction (a run ending without MPI_Finalize): the
-     * process-local minimum, as step 2 takes it, from the threads' tables.
-     * Reads memory only, so a termination handler may call it. */
-    uint64_t m = UINT64_MAX;
-    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
-    for (int t = 0; t < ntables && t < WP_MAX_STATS_TABLES; t++) {
-        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; st && i < st->nslots; i++) {
-            const struct wp_cat *c = &st->cats[i];
-            if (c->site == 0 || c->count == 0 || c->fn != fn || c->sclass != sclass || c->role != role)
-                continue;
-            if (c->min < m)
-                m = c->min;
-            if (c->early_count && c->early_min < m)
-                m = c->early_min;
-        }
-    }
-    return m == UINT64_MAX ? m : wp_ticks_duration_ns(m);
+     * process-local minimum. */
+    return wp_local_min_ns(fn, sclass, role, 0);
+}
+
+uint64_t wp_estimate_fn_min_ns(int fn)
+{
+    return fn > 0 && fn < WP_FN_COUNT ? wp_local_min_ns(fn, 0, 0, 1) : UINT64_MAX;
 }

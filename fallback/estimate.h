@@ -49,4 +49,10 @@ int wp_estimate_minima(MPI_Comm comm, int rank);
  * Reads memory only: safe in a termination handler. */
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 
+/* The process-local minimum (ns) of fn's recorded calls, any size, role and
+ * call site: for the samples of a call still in progress at an abnormal end
+ * (sampler/store.h, wp_pending_split), whose category is not known.
+ * UINT64_MAX when no call of fn was recorded.  Reads memory only. */
+uint64_t wp_estimate_fn_min_ns(int fn);
+
 #endif

@@ -18,6 +18,7 @@
 #include "report/partial.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
+#include "state/clock.h"
 #include "state/functions.h"
 
 /* --- formatting on a stack buffer ------------------------------------------ */
@@ -499,14 +500,19 @@ int wp_partial_write_folded(const char *dir, int rank)
             wp_putu(&o, e->count);
             wp_puts(&o, "\n");
         }
-        /* Samples of a call still in progress were never classified: they
-         * are written as MPI-Work rather than lost. */
+        /* Samples of a call still in progress were never settled: those
+         * taken more than the function's minimum ago waited
+         * (wp_pending_split), the rest are MPI-Work.  wp_ticks: a TSC or
+         * vDSO clock read. */
         const struct wp_pending *p = s->pending;
-        if (p && p->n > 0) {
-            struct wp_stack_entry pe = {.depth = p->depth, .fn = p->fn, .state = WAITPROF_STATE_WORK};
-            uint64_t count = 0;
-            for (uint32_t k = 0; k < p->n; k++)
-                count += p->weight[k];
+        uint64_t stall = 0, all = p && p->n > 0 ? wp_pending_split(p, wp_ticks(), wp_estimate_fn_min_ns(p->fn), &stall) : 0;
+        for (int part = 0; part < 2 && all > 0; part++) {
+            uint64_t count = part == 0 ? stall : all - stall;
+            if (count == 0)
+                continue;
+            struct wp_stack_entry pe = {.depth = p->depth,
+                                        .fn = p->fn,
+                                        .state = part == 0 ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK};
             size_t start = mem.n;
             if (nl < WP_PARTIAL_LINES && wp_ptext) {
                 wp_put_ips(&mem, &pe, p->ips);

@@ -10,7 +10,34 @@
 #include "report/report.h"
 #include "sampler/store.h"
 #include "sampler/symbolize.h"
+#include "state/clock.h"
 #include "state/thread.h"
+
+/* One folded line, state frame first, then the frames ips[0..depth) root
+ * first; added to out with count. */
+static void wp_profile_add(struct wp_folded *out, struct wp_symbolizer *sy, char *line, size_t cap, int state,
+                           int fn, const uintptr_t *ips, int depth, uint64_t count)
+{
+    size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(state));
+    int at_root = 1;
+    for (int k = depth - 1; k >= 0; k--) {
+        const char *name = wp_symbolizer_name(sy, ips[k], fn);
+        if (name == NULL)
+            continue;
+        /* glibc's start-up frames have no exported symbol; at the root of a
+         * stack they say nothing about the program. */
+        if (at_root && strncmp(name, "libc.so.", 8) == 0)
+            continue;
+        at_root = 0;
+        size_t l = strlen(name);
+        if (len + l + 2 >= cap)
+            break; /* 64 KiB of frame names: keep the root part */
+        line[len++] = ';';
+        memcpy(line + len, name, l);
+        len += l;
+    }
+    wp_folded_add(out, line, len, count);
+}
 
 int wp_profile_build(struct wp_folded *out)
 {
@@ -23,6 +50,7 @@ int wp_profile_build(struct wp_folded *out)
         wp_symbolizer_free(sy);
         return -1;
     }
+    uint64_t now = wp_ticks();
     int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
     if (n > WP_MAX_THREADS)
         n = WP_MAX_THREADS;
@@ -37,26 +65,17 @@ int wp_profile_build(struct wp_folded *out)
             /* A held sample is classified now, against the global minimum
              * (fallback/estimate.h). */
             int state = wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
-            size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(state));
-            int at_root = 1;
-            for (int k = e->depth - 1; k >= 0; k--) {
-                const char *name = wp_symbolizer_name(sy, s->arena[e->off + (uint32_t)k], e->fn);
-                if (name == NULL)
-                    continue;
-                /* glibc's start-up frames have no exported symbol; at the
-                 * root of a stack they say nothing about the program. */
-                if (at_root && strncmp(name, "libc.so.", 8) == 0)
-                    continue;
-                at_root = 0;
-                size_t l = strlen(name);
-                if (len + l + 2 >= cap)
-                    break; /* 64 KiB of frame names: keep the root part */
-                line[len++] = ';';
-                memcpy(line + len, name, l);
-                len += l;
-            }
-            wp_folded_add(out, line, len, e->count);
+            wp_profile_add(out, sy, line, cap, state, e->fn, &s->arena[e->off], e->depth, e->count);
         }
+        /* A call still in progress at an abnormal end (its thread's
+         * samples were never settled): as the quick writer does
+         * (report/partial.c), rather than lose them. */
+        const struct wp_pending *p = s->pending;
+        uint64_t stall = 0, all = p && p->n > 0 ? wp_pending_split(p, now, wp_estimate_fn_min_ns(p->fn), &stall) : 0;
+        if (stall > 0)
+            wp_profile_add(out, sy, line, cap, WAITPROF_STATE_STALL, p->fn, p->ips, p->depth, stall);
+        if (all > stall)
+            wp_profile_add(out, sy, line, cap, WAITPROF_STATE_WORK, p->fn, p->ips, p->depth, all - stall);
     }
     free(line);
     wp_symbolizer_free(sy);

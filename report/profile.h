@@ -3,7 +3,10 @@
  * Contract (normal context, after wp_sampler_stop()):
  * - wp_profile_build() turns every thread's store into folded lines, the MPI
  *   state as the root frame ("Not-in-MPI", "MPI-Work", "MPI-Stall"), sorted
- *   and merged.
+ *   and merged.  Held samples of collective calls are classified here
+ *   (fallback/estimate.h), and the samples of calls still in progress (an
+ *   abnormal end) are included, not dropped (sampler/store.h,
+ *   wp_pending_split).
  * - wp_profile_write_rank() writes rank.R.folded (via a temporary file and a
  *   rename, so a reader never sees half a file).
  * - wp_profile_merge() is collective over comm and is called after every

@@ -273,6 +273,7 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
                 memcpy(p->ips, ips, (size_t)n * sizeof *ips);
                 p->depth = (uint16_t)n;
                 p->fn = (uint16_t)fn;
+                p->enter = wp_self.enter_ticks;
             }
             p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
             p->weight[p->n] = (uint32_t)w;

@@ -227,6 +227,20 @@ void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t du
     p->n = 0;
 }
 
+uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall)
+{
+    uint64_t all = 0, st = 0;
+    uint32_t n = p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        all += p->weight[i];
+        uint64_t at = p->enter + p->off[i];
+        if (min_ns != UINT64_MAX && now > at && wp_ticks_duration_ns(now - at) > min_ns)
+            st += p->weight[i];
+    }
+    *stall = st;
+    return all;
+}
+
 int wp_entry_state(const struct wp_stack_entry *e, uint64_t min_ns)
 {
     if (!e->held)

@@ -95,6 +95,7 @@ struct wp_pending {
     uint32_t n;
     uint16_t depth;
     uint16_t fn;
+    uint64_t enter; /* the call's entry (ticks), for a call that never returns */
     uintptr_t ips[128];
     uint64_t off[WP_PENDING_MAX]; /* ticks since the call's entry */
     uint32_t weight[WP_PENDING_MAX];
@@ -108,6 +109,15 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
  * the call's end (duration ticks minus its offset), and classified when the
  * profile is written (wp_held_state).  Caller blocks SIGPROF. */
 void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t duration, int sclass, int role);
+/* The samples of a call still in progress at an abnormal end (never
+ * settled): returns their weight, and in *stall the weight of those that
+ * came more than min_ns before now (ticks): whatever the call's duration
+ * turns out to be, they were taken more than the function's minimum before
+ * its end, so they waited (the estimator's rule).  min_ns UINT64_MAX (no
+ * call of the function ever returned): none, Work as for the estimator's
+ * first call.  Reads only; async-signal-safe. */
+uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall);
+
 /* The state a held entry stands for: MPI-Stall when its sample came more
  * than the category's minimum (ns; UINT64_MAX: unknown, so Work) before
  * the call's end, as the estimator's rule says; else MPI-Work.  The state

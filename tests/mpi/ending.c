@@ -3,7 +3,9 @@
  *   finalize CODE   MPI_Finalize, then return CODE
  *   exit CODE       exit(CODE) without MPI_Finalize
  *   abort CODE      rank 1 calls MPI_Abort(MPI_COMM_WORLD, CODE); rank 0 waits in MPI_Recv
- *   hang            compute (rank 1) / wait in MPI_Recv (rank 0) until killed
+ *   hang            rank 1 sends rank 0 one message, which rank 0 receives,
+ *                   then computes; rank 0 waits in MPI_Recv for a second one
+ *                   until killed
  *   fork CODE       each rank forks a child that calls exit(); then prints
  *                   "fork rank=R child_wrote=0|1" (whether a rank.R.meta
  *                   appeared in $WAITPROF_OUT) and ends with MPI_Finalize
@@ -56,8 +58,14 @@ int main(int argc, char **argv)
         printf("fork rank=%d child_wrote=%d\n", rank, access(path, F_OK) == 0);
     }
     if (strcmp(how, "hang") == 0) {
-        if (rank == 0)
+        /* One receive that returns first, so that MPI_Recv has a minimum
+         * duration (the estimator's, for the receive that never returns). */
+        if (rank == 1)
+            MPI_Send(&buf, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        if (rank == 0) {
+            MPI_Recv(&buf, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Recv(&buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
         for (;;)
             sink = compute_phase(1.0);
     }

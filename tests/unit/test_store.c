@@ -7,7 +7,9 @@
  * weight added; the handler-time histogram puts a duration in its
  * power-of-two bin and the median comes out in that bin; held samples (a
  * collective call's) keep their time to the call's end in a bucket within
- * 1/16 of it, and are Stall exactly when that time exceeds the minimum.
+ * 1/16 of it, and are Stall exactly when that time exceeds the minimum; the
+ * samples of a call still in progress are Stall when taken more than the
+ * minimum before the end.
  */
 #include <check.h>
 #include <stdint.h>
@@ -453,6 +455,30 @@ START_TEST(test_pressure_steps)
 }
 END_TEST
 
+START_TEST(test_pending_split)
+{
+    /* A call entered at tick 1000 and not returned at 11000, with samples
+     * 10000, 5000 and 1000 ticks (ns here) before now, weights 1, 2, 4. */
+    static struct wp_pending p;
+    p.enter = 1000;
+    uint64_t off[3] = {0, 5000, 9000};
+    uint32_t w[3] = {1, 2, 4};
+    for (int i = 0; i < 3; i++)
+        p.off[i] = off[i], p.weight[i] = w[i];
+    p.n = 3;
+    uint64_t stall = 99;
+    /* Minimum 3000 ns: the two older samples waited whatever the end. */
+    ck_assert_uint_eq(wp_pending_split(&p, 11000, 3000, &stall), 7);
+    ck_assert_uint_eq(stall, 3);
+    /* No minimum (no call of the function returned): Work. */
+    ck_assert_uint_eq(wp_pending_split(&p, 11000, UINT64_MAX, &stall), 7);
+    ck_assert_uint_eq(stall, 0);
+    /* Minimum 0: everything taken before now. */
+    ck_assert_uint_eq(wp_pending_split(&p, 11000, 0, &stall), 7);
+    ck_assert_uint_eq(stall, 7);
+}
+END_TEST
+
 START_TEST(test_held_buckets)
 {
     uint16_t prev = 0;
@@ -526,6 +552,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_create_rounds_up);
     tcase_add_test(tc, test_held_buckets);
     tcase_add_test(tc, test_held_flush);
+    tcase_add_test(tc, test_pending_split);
     tcase_add_test(tc, test_identical_merge);
     tcase_add_test(tc, test_empty_stack);
     tcase_add_test(tc, test_differences_separate);
