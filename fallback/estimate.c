@@ -9,6 +9,7 @@
 #include "fallback/stats.h"
 #include "fallback/wsreduce.h"
 #include "runtime/log.h"
+#include "sampler/store.h"
 #include "sampler/symbolize.h"
 #include "state/clock.h"
 #include "state/functions.h"
@@ -433,42 +434,72 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     return ok ? 0 : -1;
 }
 
-/* The process-local minimum (ns) over the threads' categories of fn, of one
- * (sclass, role) or, with any set, of all; as step 2 takes it.  Reads
- * memory only, so a termination handler may call it. */
-static uint64_t wp_local_min_ns(int fn, int sclass, int role, int any)
+/* For the writers: the process-local minima, per category key in lmin's
+ * layout (xmin) and per function (fnmin), in ns, from one pass over the
+ * threads' tables, made on first use.  A lookup per held entry would scan
+ * every table again: entries x threads x 2048 slots in a termination
+ * handler.  Static memory (untouched pages until used), no allocation, so a
+ * termination handler may fill them; not lmin, which step 3 still needs. */
+static uint64_t xmin[WP_MIN_COUNT], fnmin[WP_FN_COUNT];
+static int wp_local_done;
+
+static void wp_local_minima(void)
 {
-    uint64_t m = UINT64_MAX;
+    if (wp_local_done)
+        return;
+    for (size_t i = 0; i < WP_MIN_COUNT; i++)
+        xmin[i] = WP_NO_MIN;
+    for (size_t i = 0; i < WP_FN_COUNT; i++)
+        fnmin[i] = WP_NO_MIN;
     int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
     for (int t = 0; t < ntables && t < WP_MAX_STATS_TABLES; t++) {
         const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; st && i < st->nslots; i++) {
             const struct wp_cat *c = &st->cats[i];
-            if (c->site == 0 || c->count == 0 || c->fn != fn || (!any && (c->sclass != sclass || c->role != role)))
+            if (c->site == 0 || c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
                 continue;
-            if (c->min < m)
-                m = c->min;
+            uint64_t m = c->min;
             if (c->early_count && c->early_min < m)
                 m = c->early_min;
+            m = m == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(m);
+            size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+            if (m < xmin[k])
+                xmin[k] = m;
+            if (m < fnmin[c->fn])
+                fnmin[c->fn] = m;
         }
     }
-    return m == UINT64_MAX ? m : wp_ticks_duration_ns(m);
+    wp_local_done = 1;
 }
 
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
 {
     if (fn <= 0 || fn >= WP_FN_COUNT || sclass < 0 || sclass >= WP_SIZE_CLASSES || role < 0 || role > WP_RK_LAST)
         return UINT64_MAX;
-    if (wp_mins.done) {
-        uint64_t g = gmin[WP_MIN_INDEX(fn, sclass, role)];
-        return g == WP_NO_MIN ? UINT64_MAX : g;
+    const uint64_t *m = gmin;
+    if (!wp_mins.done) {
+        /* Before the reduction (a run ending without MPI_Finalize). */
+        wp_local_minima();
+        m = xmin;
     }
-    /* Before the reduction (a run ending without MPI_Finalize): the
-     * process-local minimum. */
-    return wp_local_min_ns(fn, sclass, role, 0);
+    uint64_t v = m[WP_MIN_INDEX(fn, sclass, role)];
+    return v == WP_NO_MIN ? UINT64_MAX : v;
 }
 
-uint64_t wp_estimate_fn_min_ns(int fn)
+int wp_estimate_entry_state(const struct wp_stack_entry *e)
 {
-    return fn > 0 && fn < WP_FN_COUNT ? wp_local_min_ns(fn, 0, 0, 1) : UINT64_MAX;
+    return wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
+}
+
+uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uint64_t *stall)
+{
+    *stall = 0;
+    if (p == NULL || p->n == 0)
+        return 0;
+    uint64_t min = UINT64_MAX;
+    if (p->fn > 0 && p->fn < WP_FN_COUNT) {
+        wp_local_minima();
+        min = fnmin[p->fn] == WP_NO_MIN ? UINT64_MAX : fnmin[p->fn];
+    }
+    return wp_pending_split(p, now, min, stall);
 }

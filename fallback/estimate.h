@@ -49,10 +49,17 @@ int wp_estimate_minima(MPI_Comm comm, int rank);
  * Reads memory only: safe in a termination handler. */
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 
-/* The process-local minimum (ns) of fn's recorded calls, any size, role and
- * call site: for the samples of a call still in progress at an abnormal end
- * (sampler/store.h, wp_pending_split), whose category is not known.
- * UINT64_MAX when no call of fn was recorded.  Reads memory only. */
-uint64_t wp_estimate_fn_min_ns(int fn);
+/* What the profile writers (report/profile.c, report/partial.c) ask:
+ * - the state a store entry stands for, a held one decided by the minimum
+ *   above (sampler/store.h, wp_entry_state);
+ * - for the samples of a call still in progress at an abnormal end, whose
+ *   category is not known, their weight and in *stall the weight of those
+ *   that waited by the process-local minimum of the call's function, any
+ *   size, role and site (wp_pending_split); none without a minimum.
+ * Memory reads and static arrays only: safe in a termination handler. */
+struct wp_stack_entry;
+struct wp_pending;
+int wp_estimate_entry_state(const struct wp_stack_entry *e);
+uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uint64_t *stall);
 
 #endif

@@ -110,7 +110,8 @@ struct wp_cat {
 };
 
 /* One more than the largest function index a table counts events for;
- * state/functions.h's WP_FN_COUNT must not exceed it (checked there). */
+ * state/functions.h's WP_FN_COUNT must not exceed it (a static assertion
+ * in fallback/stats.c). */
 #define WP_STATS_MAX_FN 1024
 
 struct wp_stats {

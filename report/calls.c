@@ -9,17 +9,17 @@
 #include "state/clock.h"
 #include "state/functions.h"
 
+struct wp_traffic {
+    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
+};
+
 /* What the report shows per function: timing summed from the estimator's
  * categories when the file is written, traffic counted by the wrappers. */
 struct wp_fncalls {
     uint64_t count, sum, min, max, max2; /* ticks */
     uint64_t min_ev, max_ev, max2_ev;    /* event numbers, from 1; 0: none */
-    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
+    struct wp_traffic tr;
     uint32_t hist[WP_HIST_BINS];
-};
-
-struct wp_traffic {
-    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
 };
 
 /* Per thread, so that the counts need no atomic add. */
@@ -224,24 +224,24 @@ int wp_calls_write(const char *dir, int rank)
     for (int i = 0; i < n; i++) {
         const struct wp_calls_table *ct = __atomic_load_n(&wp_call_tables[i], __ATOMIC_ACQUIRE);
         for (int fn = 1; ct && fn < WP_FN_COUNT; fn++) {
-            all[fn].bytes_sent += ct->fn[fn].bytes_sent;
-            all[fn].bytes_recv += ct->fn[fn].bytes_recv;
-            all[fn].req_sent += ct->fn[fn].req_sent;
-            all[fn].req_recv += ct->fn[fn].req_recv;
+            struct wp_traffic *a = &all[fn].tr;
+            const struct wp_traffic *c = &ct->fn[fn];
+            a->bytes_sent += c->bytes_sent, a->bytes_recv += c->bytes_recv;
+            a->req_sent += c->req_sent, a->req_recv += c->req_recv;
         }
     }
     for (int fn = 1; fn < WP_FN_COUNT; fn++) {
         const struct wp_fncalls m = all[fn];
-        if (m.count == 0 && m.req_sent == 0 && m.req_recv == 0)
+        if (m.count == 0 && m.tr.req_sent == 0 && m.tr.req_recv == 0)
             continue;
         fprintf(f, "%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t",
                 wp_fn_table[fn].name, (unsigned long long)m.count,
                 (unsigned long long)wp_ticks_duration_ns(m.sum), (unsigned long long)wp_ticks_duration_ns(m.min),
                 (unsigned long long)m.min_ev, (unsigned long long)wp_ticks_duration_ns(m.max),
                 (unsigned long long)m.max_ev, (unsigned long long)wp_ticks_duration_ns(m.max2),
-                (unsigned long long)m.max2_ev, (unsigned long long)m.bytes_sent,
-                (unsigned long long)m.bytes_recv, (unsigned long long)m.req_sent,
-                (unsigned long long)m.req_recv);
+                (unsigned long long)m.max2_ev, (unsigned long long)m.tr.bytes_sent,
+                (unsigned long long)m.tr.bytes_recv, (unsigned long long)m.tr.req_sent,
+                (unsigned long long)m.tr.req_recv);
         /* Histogram: the non-empty bins as bin:count, comma separated. */
         int any = 0;
         for (int b = 0; b < WP_HIST_BINS; b++)

@@ -407,7 +407,7 @@ static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const u
 {
     /* A held sample (a collective call's) against the process-local minimum:
      * before MPI_Finalize there is no global one.  Memory reads only. */
-    wp_puts(o, waitprof_state_name(wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0)));
+    wp_puts(o, waitprof_state_name(wp_estimate_entry_state(e)));
     for (int k = e->depth - 1; k >= 0; k--) {
         uintptr_t ip = ips[k];
         wp_puts(o, ";");
@@ -502,10 +502,10 @@ int wp_partial_write_folded(const char *dir, int rank)
         }
         /* Samples of a call still in progress were never settled: those
          * taken more than the function's minimum ago waited
-         * (wp_pending_split), the rest are MPI-Work.  wp_ticks: a TSC or
-         * vDSO clock read. */
+         * (fallback/estimate.h), the rest are MPI-Work.  wp_ticks: a TSC
+         * or vDSO clock read. */
         const struct wp_pending *p = s->pending;
-        uint64_t stall = 0, all = p && p->n > 0 ? wp_pending_split(p, wp_ticks(), wp_estimate_fn_min_ns(p->fn), &stall) : 0;
+        uint64_t stall, all = wp_estimate_pending_split(p, wp_ticks(), &stall);
         for (int part = 0; part < 2 && all > 0; part++) {
             uint64_t count = part == 0 ? stall : all - stall;
             if (count == 0)

@@ -64,14 +64,14 @@ int wp_profile_build(struct wp_folded *out)
                 continue;
             /* A held sample is classified now, against the global minimum
              * (fallback/estimate.h). */
-            int state = wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
-            wp_profile_add(out, sy, line, cap, state, e->fn, &s->arena[e->off], e->depth, e->count);
+            wp_profile_add(out, sy, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off], e->depth,
+                           e->count);
         }
         /* A call still in progress at an abnormal end (its thread's
          * samples were never settled): as the quick writer does
          * (report/partial.c), rather than lose them. */
         const struct wp_pending *p = s->pending;
-        uint64_t stall = 0, all = p && p->n > 0 ? wp_pending_split(p, now, wp_estimate_fn_min_ns(p->fn), &stall) : 0;
+        uint64_t stall, all = wp_estimate_pending_split(p, now, &stall);
         if (stall > 0)
             wp_profile_add(out, sy, line, cap, WAITPROF_STATE_STALL, p->fn, p->ips, p->depth, stall);
         if (all > stall)

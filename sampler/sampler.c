@@ -303,19 +303,21 @@ out:
 static void wp_settle(wp_thread_t *t, int held, uint64_t value, int sclass, int role)
 {
     struct wp_slot *slot = t->slot;
-    if (slot != NULL) {
-        sigset_t prof, old;
-        sigemptyset(&prof);
-        sigaddset(&prof, SIGPROF);
-        pthread_sigmask(SIG_BLOCK, &prof, &old);
-        if (held)
-            wp_pending_flush_held(slot->store, slot->store->pending, value, sclass, role);
-        else
-            wp_pending_flush(slot->store, slot->store->pending, value);
+    if (slot == NULL) {
         t->has_pending = 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return;
     }
+    sigset_t prof, old;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &old);
+    if (held)
+        wp_pending_flush_held(slot->store, slot->store->pending, value, sclass, role);
+    else
+        wp_pending_flush(slot->store, slot->store->pending, value);
+    /* Cleared while SIGPROF is blocked, so no sample comes in between. */
     t->has_pending = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role)
