@@ -170,6 +170,7 @@ void wp_totals_collect(struct wp_totals *t)
         t->dropped_dl += s->dropped_dl;
         t->unwind_fail += s->unwind_fail;
         t->truncated += s->truncated;
+        t->lib_unwinds += s->lib_unwinds;
         t->slow_unwinds += s->slow_unwinds;
         t->by_source += s->by_source;
         t->by_estimate += s->by_estimate;
@@ -276,6 +277,7 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "dropped_loader", t.dropped_dl);
     wp_kv(&o, "unwind_failures", t.unwind_fail);
     wp_kv(&o, "truncated", t.truncated);
+    wp_kv(&o, "libunwind_unwinds", t.lib_unwinds);
     wp_kv(&o, "slow_unwinds", t.slow_unwinds);
     wp_kv(&o, "samples_by_source", t.by_source);
     wp_kv(&o, "samples_by_estimate", t.by_estimate);

@@ -472,7 +472,7 @@ static long format_version(const char *buf, const char *prefix, const char *name
 static const char *const meta_known[] = {"format", "status", "rank", "size", "host", "mpi", "source", "hz",
                                          "clock", "start_ns", "end_ns", "duration_ns", "threads", "samples",
                                          "dropped_full", "dropped_loader", "unwind_failures", "truncated",
-                                         "slow_unwinds", "handler_calls", "handler_ns_total",
+                                         "libunwind_unwinds", "slow_unwinds", "handler_calls", "handler_ns_total",
                                          "handler_ns_median", NULL};
 
 static void read_meta(struct run *R, struct rinfo *ri, const char *path, const char *name)

@@ -21,6 +21,7 @@
 #include "report/partial.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
+#include "sampler/unwind.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/wrap.h"
@@ -47,6 +48,14 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
 static int wp_has_tsel;      /* START, STOP or WINDOW is set */
 static uint64_t wp_period_ns; /* the configured sampling period */
+
+/* The calling thread's rules for sampler/unwind.c (carved from the pool
+ * with its store) and the top of its stack.  Initial-exec TLS, like
+ * wp_self: the handler reads them without the lazy allocation that could
+ * deadlock (DESIGN.md). */
+static __thread struct wp_cfi_cache *wp_cfi_mine __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t wp_stack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t wp_stack_hi __attribute__((tls_model("initial-exec")));
 
 /* The pool all stores are carved from (see sampler.h), and what it could
  * not serve. */
@@ -99,23 +108,9 @@ void wp_dl_end(void)
     __atomic_fetch_sub(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
 }
 
-/* Unwind the interrupted stack into out[] (leaf first); returns the frame
- * count.  Return addresses are stored minus one so that they point into the
- * call instruction (what symbolization and line lookup want); the leaf is the
- * exact interrupted PC.  Frames inside the MPI library, below the outermost
- * wrapper, are cut: the wrapper frame stands for the whole MPI call.
- * *in_wrapper tells whether the stack holds a wrapper frame at all.
- *
- * Fast path: unw_backtrace() from the handler's own context uses libunwind's
- * per-thread trace cache (about 3 us); the interrupted PC is then found in
- * its result by value, so no fixed number of handler frames is skipped.
- * Slow path, when the PC is not found: unw_init_local2 on the signal context
- * and unw_step, which libunwind documents as signal-safe for local unwinding.
- * noinline keeps this frame (and so the search) the same in every build. */
-static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int max, int *trunc, int *slow,
-                                                int *in_wrapper)
+/* libunwind's two ways (see wp_unwind). */
+static int wp_unwind_lib(ucontext_t *uc, uintptr_t *out, int max, int *trunc, int *slow)
 {
-    ucontext_t *uc = ucv;
     int k = 0, start = -1;
 #if defined(__x86_64__)
     uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -148,6 +143,34 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
             k++;
         } while (k < max && unw_step(&c) > 0);
         *trunc = (k == max && unw_step(&c) > 0);
+    }
+    return k;
+}
+
+/* Unwind the interrupted stack into out[] (leaf first); returns the frame
+ * count.  Return addresses are stored minus one so that they point into the
+ * call instruction (what symbolization and line lookup want); the leaf is the
+ * exact interrupted PC.  Frames inside the MPI library, below the outermost
+ * wrapper, are cut: the wrapper frame stands for the whole MPI call.
+ * *in_wrapper tells whether the stack holds a wrapper frame at all.
+ *
+ * First waitprof's own unwinder (sampler/unwind.c), from the signal
+ * context: it touches little memory, which is what a handler that runs
+ * once per 10 ms pays for.  When it declines (*lib set):
+ * unw_backtrace() from the handler's own context, which uses libunwind's
+ * per-thread trace cache; the interrupted PC is then found in its result
+ * by value, so no fixed number of handler frames is skipped.  When the PC
+ * is not found (*slow set): unw_init_local2 on the signal context and
+ * unw_step, which libunwind documents as signal-safe for local unwinding.
+ * noinline keeps this frame (and so the search) the same in every build. */
+static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int max, int *trunc, int *lib,
+                                                int *slow, int *in_wrapper)
+{
+    ucontext_t *uc = ucv;
+    int k = wp_cfi_mine ? wp_cfi_unwind(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc) : -1;
+    if (k < 0) {
+        *lib = 1;
+        k = wp_unwind_lib(uc, out, max, trunc, slow);
     }
     int cut = -1;
     for (int i = 0; i < k; i++)
@@ -190,9 +213,13 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
 
 /* The SIGPROF handler.  What it calls, and why each is safe here:
  * - wp_self (TLS): initial-exec, see state/thread.h.
- * - clock_gettime: async-signal-safe by POSIX.
- * - wp_unwind: libunwind local unwinding (see above), no malloc; the loader
- *   lock case is excluded by wp_dl_busy.
+ * - wp_ticks / wp_ticks_duration_ns: an rdtsc and arithmetic on globals
+ *   (state/clock.h); clock_gettime, async-signal-safe by POSIX, only with
+ *   a time selection or without a usable TSC.
+ * - wp_unwind: waitprof's unwinder (sampler/unwind.h: reads the objects'
+ *   unwind tables, this thread's cache and its stack), else libunwind local
+ *   unwinding (see above), no malloc; the loader lock case is excluded by
+ *   wp_dl_busy.
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
@@ -212,7 +239,9 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     if (!__atomic_load_n(&wp_running, __ATOMIC_SEQ_CST))
         goto done;
     struct wp_store *s = slot->store;
-    uint64_t t0 = wp_now_ns();
+    /* The handler's own time, in ticks: a TSC read touches no memory, where
+     * the vDSO clock reads its data page, cold at 100 Hz. */
+    uint64_t c0 = wp_ticks();
     if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED))
         goto done;
     uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
@@ -223,6 +252,7 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
      * those that fall into the selected time: the selected part of that
      * span, in periods, rounded.  wp_window_pieces is arithmetic only. */
     if (wp_has_tsel) {
+        uint64_t t0 = wp_now_ns();
         uint64_t period = wp_period_ns * stride, rel = t0 - wp_cfg.t0_ns, span = w * period;
         uint64_t in = wp_window_pieces(&wp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
         w = (in + period / 2) / period;
@@ -242,8 +272,9 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     if (state == WAITPROF_STATE_WORK && wp_self.enter_ticks == 0)
         wp_self.enter_ticks = wp_ticks();
     uintptr_t ips[WP_MAX_FRAMES];
-    int trunc = 0, slow = 0, in_wrapper = 0;
-    int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &slow, &in_wrapper);
+    int trunc = 0, lib = 0, slow = 0, in_wrapper = 0;
+    int n = wp_unwind(ucv, ips, wp_cfg.max_frames, &trunc, &lib, &slow, &in_wrapper);
+    s->lib_unwinds += lib;
     s->slow_unwinds += slow;
     /* A sample in a wrapper's own instructions, before wp_enter() or after
      * wp_leave() changed the state, is still time in the MPI call. */
@@ -279,7 +310,7 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
             p->weight[p->n] = (uint32_t)w;
             p->n++;
             wp_self.has_pending = 1;
-            wp_store_handler_time(s, wp_now_ns() - t0);
+            wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
             goto done;
         }
         /* A call that outlasted WP_PENDING_MAX samples is waiting: only
@@ -288,7 +319,7 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     }
     wp_store_add_bounded(s, state, fn, ips, n, w);
     wp_slow_down(slot, s);
-    wp_store_handler_time(s, wp_now_ns() - t0);
+    wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
 done:
     __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
 out:
@@ -347,7 +378,11 @@ static int wp_thread_begin(void)
     size_t want = slot->index == 0 ? wp_pool_size / 4 : wp_pool_size / 16;
     want &= ~(size_t)63;
     size_t at = __atomic_fetch_add(&wp_pool_used, want, __ATOMIC_ACQ_REL);
-    slot->store = (wp_pool && at + want <= wp_pool_size) ? wp_store_create_in(wp_pool + at, want) : NULL;
+    /* The slice starts with the thread's unwinding rules (8 KiB). */
+    size_t rules = (sizeof(struct wp_cfi_cache) + 63) & ~(size_t)63;
+    slot->store = (wp_pool && at + want <= wp_pool_size && want > rules)
+                      ? wp_store_create_in(wp_pool + at + rules, want - rules)
+                      : NULL;
     if (slot->store == NULL) {
         if (__atomic_fetch_add(&wp_unsampled, 1, __ATOMIC_ACQ_REL) == 0)
             wp_log_always("waitprof: rank %d: the sample memory (WAITPROF_MEMORY, %zu bytes) is all given out; "
@@ -357,6 +392,20 @@ static int wp_thread_begin(void)
         return -1;
     }
     slot->store->stride = 1;
+    wp_cfi_mine = (struct wp_cfi_cache *)(wp_pool + at);
+    /* This thread's stack bounds what the unwinder reads.  Without it
+     * (pthread_getattr_np failed), both ends are 0 and waitprof's unwinder
+     * declines every sample: libunwind unwinds them. */
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *lo;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+            wp_stack_lo = (uintptr_t)lo;
+            wp_stack_hi = (uintptr_t)lo + size;
+        }
+        pthread_attr_destroy(&attr);
+    }
     /* Warm libunwind's per-thread trace cache here, in normal context, so the
      * handler never creates it. */
     void *warm[4];
@@ -445,6 +494,10 @@ WP_EXPORT void *dlopen(const char *file, int mode)
         wp_sampler_resolve();
     wp_dl_begin();
     void *h = real_dlopen(file, mode);
+    /* New objects are unwound by waitprof's unwinder only once its table
+     * lists them; rebuilt before samples are let in again. */
+    if (h && wp_started)
+        wp_cfi_refresh();
     wp_dl_end();
     if (h && wp_sampler_running())
         wp_partial_modules_refresh();
@@ -474,6 +527,10 @@ WP_EXPORT int dlclose(void *handle)
         wp_sampler_resolve();
     wp_dl_begin();
     int rc = real_dlclose(handle);
+    /* An unloaded object's address range may be reused: the table and
+     * every thread's rules are renewed before samples come in again. */
+    if (wp_started)
+        wp_cfi_refresh();
     wp_dl_end();
     return rc;
 }
@@ -513,6 +570,7 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
         return -1;
     }
     wp_partial_modules_refresh();
+    wp_cfi_refresh();
     wp_partial_reserve();
     wp_started = 1;
     __atomic_store_n(&wp_running, 1, __ATOMIC_SEQ_CST);

@@ -184,9 +184,13 @@ int wp_store_pressure(const struct wp_store *s)
 
 void wp_store_handler_time(struct wp_store *s, uint64_t ns)
 {
-    int b = 0;
-    while (b < WP_HANDLER_BINS - 1 && (ns >> (b + 1)) != 0)
-        b++;
+    int b = (int)ns;
+    if (ns >= 4) {
+        int m = 63 - __builtin_clzll(ns);
+        b = 4 * (m - 1) + (int)((ns >> (m - 2)) & 3);
+    }
+    if (b > WP_HANDLER_BINS - 1)
+        b = WP_HANDLER_BINS - 1;
     s->handler_hist[b]++;
     s->handler_calls++;
     s->handler_ns += ns;
@@ -197,8 +201,13 @@ uint64_t wp_store_handler_median_ns(const struct wp_store *s)
     uint64_t half = (s->handler_calls + 1) / 2, seen = 0;
     for (int b = 0; b < WP_HANDLER_BINS; b++) {
         seen += s->handler_hist[b];
-        if (seen >= half && s->handler_calls)
-            return (uint64_t)((1ull << b) * 1.41421356); /* middle of [2^b, 2^(b+1)) */
+        if (seen >= half && s->handler_calls) {
+            if (b < 4)
+                return (uint64_t)b;
+            int m = b / 4 + 1, q = b % 4;
+            uint64_t lo = (uint64_t)(4 + q) << (m - 2), hi = (uint64_t)(5 + q) << (m - 2);
+            return lo + (hi - lo) / 2; /* the bin's middle */
+        }
     }
     return 0;
 }

@@ -54,7 +54,13 @@ static inline uint64_t wp_held_ticks(uint16_t b)
     return ((16 + (uint64_t)(k % 16)) << (m - 4)) + ((1ull << (m - 4)) >> 1);
 }
 
-#define WP_HANDLER_BINS 32 /* log2 histogram of handler time in ns */
+/* Histogram of handler time in ns, four bins per power of two: 0–3 ns
+ * exactly in bins 0–3, then bin 4(m-1)+q holds [(4+q)·2^(m-2),
+ * (5+q)·2^(m-2)) for 2^m <= ns < 2^(m+1); the top bin is open (from 2^32
+ * ns).  A bin spans at most a quarter of its lower edge, so the median read
+ * from it is within about 12 % (the target of 5 µs needs better than
+ * powers of two). */
+#define WP_HANDLER_BINS 128
 
 struct wp_store {
     struct wp_pending *pending; /* the calling thread's, inside the mapping */
@@ -70,7 +76,8 @@ struct wp_store {
     uint64_t dropped_dl;     /* taken while the loader lock might be held */
     uint64_t unwind_fail;    /* stored with no stack: the unwinder failed */
     uint64_t truncated;      /* stack deeper than the frame limit */
-    uint64_t slow_unwinds;   /* unwound by the signal-frame cursor, not the fast trace */
+    uint64_t lib_unwinds;    /* unwound by libunwind: waitprof's unwinder declined */
+    uint64_t slow_unwinds;   /* of those, by the signal-frame cursor, not the fast trace */
     uint64_t by_source;      /* Work/Stall told by the runtime stall source (mpit/) */
     uint64_t by_estimate;    /* Work/Stall told by the estimator's rule when the call returned */
     uint64_t handler_calls;
@@ -160,7 +167,7 @@ int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, in
 /* Record the duration of one handler run.  Async-signal-safe. */
 void wp_store_handler_time(struct wp_store *s, uint64_t ns);
 
-/* Median handler time estimated from the histogram (bin's geometric middle). */
+/* Median handler time estimated from the histogram (the bin's middle). */
 uint64_t wp_store_handler_median_ns(const struct wp_store *s);
 
 #endif

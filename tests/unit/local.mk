@@ -48,6 +48,16 @@ tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)
 endif
 
+# --- the handler's unwinder against libunwind on the same signal contexts
+# (tests/unit/test_unwind.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_unwind
+TESTS += tests/unit/test_unwind
+tests_unit_test_unwind_SOURCES = tests/unit/test_unwind.c sampler/unwind.c sampler/unwind.h
+tests_unit_test_unwind_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_unwind_LDADD = $(CHECK_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lrt
+endif
+
 # --- the stall sources' lock-free request table (tests/unit/test_requests.c)
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_requests

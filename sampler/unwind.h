@@ -1,0 +1,59 @@
+/* sampler/unwind.h — the handler's own unwinder: DWARF call-frame
+ * information read in place, with a small per-thread cache of rules.
+ *
+ * Why: libunwind's unw_backtrace costs the handler a fixed 4–8 µs when it
+ * runs once per 10 ms here, whatever the depth (its code and its trace
+ * cache's table are cold by then; doc/performance.md).  This unwinder
+ * touches a few lines of its own code, one 8 KiB cache and the stack.
+ *
+ * Contract:
+ * - x86-64 only; elsewhere wp_cfi_unwind() always declines.
+ * - wp_cfi_refresh() rebuilds the table of loaded objects (their executable
+ *   segments and .eh_frame_hdr) with dl_iterate_phdr.  Normal context; the
+ *   sampler calls it at start and after every dlopen and dlclose, before it
+ *   lets samples in again.  Each rebuild also invalidates every thread's
+ *   cache of rules (by a generation number).
+ * - wp_cfi_unwind() unwinds from a signal context: async-signal-safe, no
+ *   allocation, no lock, no call outside this file.  It reads only the
+ *   objects' .eh_frame data, the table (under a sequence count: a rebuild
+ *   in progress makes it decline), the cache and the thread's stack
+ *   [stack_lo, stack_hi), above the interrupted stack pointer; a stack
+ *   pointer outside that range (an alternate signal stack, a coroutine's
+ *   stack) makes it decline.  It returns the frame count
+ *   (leaf first: the exact interrupted PC, then each return address minus
+ *   one, as libunwind's users store them), or -1 when anything is outside
+ *   what it handles — an address in no known object, a frame whose rule is
+ *   not "CFA = rsp or rbp + offset, return address and rbp at fixed offsets
+ *   from the CFA" (signal trampolines, PLT stubs, DWARF expressions), a
+ *   stack address out of bounds.  The caller then unwinds with libunwind,
+ *   so a sample's stack is never worse than libunwind's.
+ * - The stack ends at a frame whose return address is undefined in its CFI
+ *   (_start, clone3), or at a return address of 0.
+ */
+#ifndef WP_SAMPLER_UNWIND_H
+#define WP_SAMPLER_UNWIND_H
+
+#include <stdint.h>
+
+#define WP_CFI_CACHE 512 /* rules per thread: 8 KiB */
+
+/* One rule: how to get from a frame at pc to its caller. */
+struct wp_cfi_rule {
+    uintptr_t pc;    /* the address looked up (0: empty slot) */
+    int32_t cfa_off; /* CFA = (rbp or rsp) + cfa_off */
+    int16_t rbp_off; /* caller's rbp saved at CFA + rbp_off; 0: unchanged */
+    int8_t ra_off;   /* return address at CFA + 8 * ra_off */
+    uint8_t flags;   /* WP_CFI_* */
+};
+
+struct wp_cfi_cache {
+    unsigned gen; /* the table's generation the rules were made under */
+    struct wp_cfi_rule r[WP_CFI_CACHE];
+};
+
+void wp_cfi_refresh(void);
+
+int wp_cfi_unwind(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+                  uintptr_t *out, int max, int *trunc);
+
+#endif
