@@ -144,66 +144,54 @@ static int64_t wp_sleb(const uint8_t **p, const uint8_t *end)
     return v;
 }
 
+/* A little-endian field of n bytes at *p, sign-extended when sgn. */
+static int wp_fixed(const uint8_t **p, const uint8_t *end, int n, int sgn, uint64_t *v)
+{
+    if (end - *p < n)
+        return -1;
+    uint64_t x = 0;
+    memcpy(&x, *p, (size_t)n);
+    if (sgn && n < 8 && ((x >> (8 * n - 1)) & 1))
+        x |= ~0ull << (8 * n);
+    *p += n;
+    *v = x;
+    return 0;
+}
+
 /* A pointer in DW_EH_PE encoding enc at *p (pc-relative to the field,
  * data-relative to datarel).  Returns -1 for encodings not handled. */
 static int wp_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_t datarel, uintptr_t *out)
 {
     const uint8_t *at = *p;
     uint64_t v;
+    int rc;
     switch (enc & 0x0f) {
     case 0x00: /* absptr */
     case 0x04: /* udata8 */
     case 0x0c: /* sdata8 */
-        if (end - at < 8)
-            return -1;
-        memcpy(&v, at, 8);
-        *p += 8;
+        rc = wp_fixed(p, end, 8, 0, &v);
         break;
-    case 0x01:
+    case 0x01: /* uleb128 */
         v = wp_uleb(p, end);
+        rc = 0;
         break;
-    case 0x09:
+    case 0x09: /* sleb128 */
         v = (uint64_t)wp_sleb(p, end);
+        rc = 0;
         break;
-    case 0x02: {
-        uint16_t x;
-        if (end - at < 2)
-            return -1;
-        memcpy(&x, at, 2);
-        v = x;
-        *p += 2;
+    case 0x02: /* udata2 */
+    case 0x0a: /* sdata2 */
+        rc = wp_fixed(p, end, 2, enc & 0x08, &v);
         break;
-    }
-    case 0x0a: {
-        int16_t x;
-        if (end - at < 2)
-            return -1;
-        memcpy(&x, at, 2);
-        v = (uint64_t)(int64_t)x;
-        *p += 2;
+    case 0x03: /* udata4 */
+    case 0x0b: /* sdata4 */
+        rc = wp_fixed(p, end, 4, enc & 0x08, &v);
         break;
-    }
-    case 0x03: {
-        uint32_t x;
-        if (end - at < 4)
-            return -1;
-        memcpy(&x, at, 4);
-        v = x;
-        *p += 4;
-        break;
-    }
-    case 0x0b: {
-        int32_t x;
-        if (end - at < 4)
-            return -1;
-        memcpy(&x, at, 4);
-        v = (uint64_t)(int64_t)x;
-        *p += 4;
-        break;
-    }
     default:
         return -1;
     }
+    if (rc < 0)
+        return -1;
     switch (enc & 0x70) {
     case 0x00:
         break;
@@ -287,29 +275,12 @@ static int wp_cfi_run(const uint8_t *p, const uint8_t *end, uintptr_t loc, uintp
         case 0x00: /* nop */
             break;
         case 0x02: /* advance_loc1 */
-            if (end - p < 1)
+        case 0x03: /* advance_loc2 */
+        case 0x04: /* advance_loc4 */
+            if (wp_fixed(&p, end, op == 0x02 ? 1 : op == 0x03 ? 2 : 4, 0, &delta) < 0)
                 return -1;
-            delta = (uint64_t)p[0] * (uint64_t)cie->caf;
-            p += 1;
+            delta *= (uint64_t)cie->caf;
             goto advance;
-        case 0x03: { /* advance_loc2 */
-            uint16_t d;
-            if (end - p < 2)
-                return -1;
-            memcpy(&d, p, 2);
-            p += 2;
-            delta = (uint64_t)d * (uint64_t)cie->caf;
-            goto advance;
-        }
-        case 0x04: { /* advance_loc4 */
-            uint32_t d;
-            if (end - p < 4)
-                return -1;
-            memcpy(&d, p, 4);
-            p += 4;
-            delta = (uint64_t)d * (uint64_t)cie->caf;
-            goto advance;
-        }
         case 0x05: /* offset_extended */
             reg = wp_uleb(&p, end);
             off = (int64_t)wp_uleb(&p, end) * cie->daf;
