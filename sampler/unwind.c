@@ -534,22 +534,11 @@ static const struct wp_cfi_rule *wp_cfi_rule(struct wp_cfi_cache *c, uintptr_t p
     return e;
 }
 
-int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
-                  uintptr_t *out, int max, int *trunc)
+/* Walk from a frame at pc with stack pointer sp (and rbp, when bp_ok) to
+ * the outermost one, appending to out[k..max). */
+static int wp_cfi_walk(struct wp_cfi_cache *c, uintptr_t pc, uintptr_t sp, uintptr_t bp, int bp_ok,
+                       uintptr_t stack_hi, uintptr_t *out, int k, int max, int *trunc)
 {
-#if defined(__x86_64__)
-    const ucontext_t *uc = ucv;
-    unsigned gen = __atomic_load_n(&wp_gen, __ATOMIC_ACQUIRE);
-    if (c->gen != gen) {
-        memset(c->r, 0, sizeof c->r);
-        c->gen = gen;
-    }
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    uintptr_t bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-    int bp_ok = 1, k = 0;
-    if (sp < stack_lo || sp >= stack_hi)
-        return -1; /* not on the thread's stack */
     for (;;) {
         out[k++] = pc;
         const struct wp_cfi_rule *r = wp_cfi_rule(c, pc);
@@ -577,6 +566,7 @@ int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, u
             if (at < sp || at + 8 > stack_hi)
                 return -1;
             bp = *(const uintptr_t *)at;
+            bp_ok = 1;
         }
         if (r->flags & WP_CFI_RBP_LOST)
             bp_ok = 0;
@@ -587,8 +577,63 @@ int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, u
         }
         pc = ra - 1;
     }
+}
+
+/* A new generation of the table empties the cache. */
+static void wp_cfi_fresh(struct wp_cfi_cache *c)
+{
+    unsigned gen = __atomic_load_n(&wp_gen, __ATOMIC_ACQUIRE);
+    if (c->gen != gen) {
+        memset(c->r, 0, sizeof c->r);
+        c->gen = gen;
+    }
+}
+
+int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+                  uintptr_t *out, int max, int *trunc)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucv;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    if (sp < stack_lo || sp >= stack_hi || max < 1)
+        return -1; /* not on the thread's stack */
+    wp_cfi_fresh(c);
+    return wp_cfi_walk(c, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                       1, stack_hi, out, 0, max, trunc);
 #else
     (void)ucv, (void)c, (void)stack_lo, (void)stack_hi, (void)out, (void)max, (void)trunc;
+    return -1;
+#endif
+}
+
+int wp_cfi_unwind_from(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+                       uintptr_t frame_pc, uintptr_t frame_cfa, uintptr_t *out, int max, int *trunc)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucv;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    /* The frame must be live: above the interrupted stack pointer, on the
+     * thread's stack, with its return address (at CFA - 8) inside it. */
+    if (sp < stack_lo || sp >= stack_hi || frame_cfa <= sp || frame_cfa > stack_hi || frame_cfa - 8 < sp ||
+        max < 1)
+        return -1;
+    wp_cfi_fresh(c);
+    out[0] = frame_pc;
+    uintptr_t ra = *(const uintptr_t *)(frame_cfa - 8);
+    if (ra == 0) {
+        *trunc = 0;
+        return 1;
+    }
+    if (max == 1) {
+        *trunc = 1;
+        return 1;
+    }
+    /* rbp is unknown here: the frames below may have used it.  The walk
+     * declines at the first frame that needs it before one restores it. */
+    return wp_cfi_walk(c, ra - 1, frame_cfa, 0, 0, stack_hi, out, 1, max, trunc);
+#else
+    (void)ucv, (void)c, (void)stack_lo, (void)stack_hi, (void)frame_pc, (void)frame_cfa, (void)out, (void)max,
+        (void)trunc;
     return -1;
 #endif
 }
