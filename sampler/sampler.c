@@ -154,9 +154,10 @@ static int wp_unwind_lib(ucontext_t *uc, uintptr_t *out, int max, int *trunc, in
  * wrapper, are cut: the wrapper frame stands for the whole MPI call.
  * *in_wrapper tells whether the stack holds a wrapper frame at all.
  *
- * First waitprof's own unwinder (sampler/unwind.c), from the signal
- * context: it touches little memory, which is what a handler that runs
- * once per 10 ms pays for.  When it declines (*lib set):
+ * First waitprof's own unwinder (sampler/unwind.c): inside a wrapped call
+ * from the wrapper's frame, else from the signal context.  It touches
+ * little memory, which is what a handler that runs once per 10 ms pays
+ * for.  When it declines (*lib set):
  * unw_backtrace() from the handler's own context, which uses libunwind's
  * per-thread trace cache; the interrupted PC is then found in its result
  * by value, so no fixed number of handler frames is skipped.  When the PC
@@ -167,7 +168,17 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
                                                 int *slow, int *in_wrapper)
 {
     ucontext_t *uc = ucv;
-    int k = wp_cfi_mine ? wp_cfi_unwind(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc) : -1;
+    int k = -1;
+    if (wp_cfi_mine) {
+        /* Inside a wrapped call, from the outermost wrapper's frame
+         * (state/wrap.h): its PC is checked to be a wrapper's, so a frame
+         * recorded by anything else is never trusted. */
+        if (wp_self.depth > 0 && wp_is_wrapper_ip(wp_self.call_pc))
+            k = wp_cfi_unwind_from(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, wp_self.call_pc, wp_self.call_cfa,
+                                   out, max, trunc);
+        if (k < 0)
+            k = wp_cfi_unwind(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc);
+    }
     if (k < 0) {
         *lib = 1;
         k = wp_unwind_lib(uc, out, max, trunc, slow);

@@ -144,66 +144,54 @@ static int64_t wp_sleb(const uint8_t **p, const uint8_t *end)
     return v;
 }
 
+/* A little-endian field of n bytes at *p, sign-extended when sgn. */
+static int wp_fixed(const uint8_t **p, const uint8_t *end, int n, int sgn, uint64_t *v)
+{
+    if (end - *p < n)
+        return -1;
+    uint64_t x = 0;
+    memcpy(&x, *p, (size_t)n);
+    if (sgn && n < 8 && ((x >> (8 * n - 1)) & 1))
+        x |= ~0ull << (8 * n);
+    *p += n;
+    *v = x;
+    return 0;
+}
+
 /* A pointer in DW_EH_PE encoding enc at *p (pc-relative to the field,
  * data-relative to datarel).  Returns -1 for encodings not handled. */
 static int wp_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, uintptr_t datarel, uintptr_t *out)
 {
     const uint8_t *at = *p;
     uint64_t v;
+    int rc;
     switch (enc & 0x0f) {
     case 0x00: /* absptr */
     case 0x04: /* udata8 */
     case 0x0c: /* sdata8 */
-        if (end - at < 8)
-            return -1;
-        memcpy(&v, at, 8);
-        *p += 8;
+        rc = wp_fixed(p, end, 8, 0, &v);
         break;
-    case 0x01:
+    case 0x01: /* uleb128 */
         v = wp_uleb(p, end);
+        rc = 0;
         break;
-    case 0x09:
+    case 0x09: /* sleb128 */
         v = (uint64_t)wp_sleb(p, end);
+        rc = 0;
         break;
-    case 0x02: {
-        uint16_t x;
-        if (end - at < 2)
-            return -1;
-        memcpy(&x, at, 2);
-        v = x;
-        *p += 2;
+    case 0x02: /* udata2 */
+    case 0x0a: /* sdata2 */
+        rc = wp_fixed(p, end, 2, enc & 0x08, &v);
         break;
-    }
-    case 0x0a: {
-        int16_t x;
-        if (end - at < 2)
-            return -1;
-        memcpy(&x, at, 2);
-        v = (uint64_t)(int64_t)x;
-        *p += 2;
+    case 0x03: /* udata4 */
+    case 0x0b: /* sdata4 */
+        rc = wp_fixed(p, end, 4, enc & 0x08, &v);
         break;
-    }
-    case 0x03: {
-        uint32_t x;
-        if (end - at < 4)
-            return -1;
-        memcpy(&x, at, 4);
-        v = x;
-        *p += 4;
-        break;
-    }
-    case 0x0b: {
-        int32_t x;
-        if (end - at < 4)
-            return -1;
-        memcpy(&x, at, 4);
-        v = (uint64_t)(int64_t)x;
-        *p += 4;
-        break;
-    }
     default:
         return -1;
     }
+    if (rc < 0)
+        return -1;
     switch (enc & 0x70) {
     case 0x00:
         break;
@@ -287,29 +275,12 @@ static int wp_cfi_run(const uint8_t *p, const uint8_t *end, uintptr_t loc, uintp
         case 0x00: /* nop */
             break;
         case 0x02: /* advance_loc1 */
-            if (end - p < 1)
+        case 0x03: /* advance_loc2 */
+        case 0x04: /* advance_loc4 */
+            if (wp_fixed(&p, end, op == 0x02 ? 1 : op == 0x03 ? 2 : 4, 0, &delta) < 0)
                 return -1;
-            delta = (uint64_t)p[0] * (uint64_t)cie->caf;
-            p += 1;
+            delta *= (uint64_t)cie->caf;
             goto advance;
-        case 0x03: { /* advance_loc2 */
-            uint16_t d;
-            if (end - p < 2)
-                return -1;
-            memcpy(&d, p, 2);
-            p += 2;
-            delta = (uint64_t)d * (uint64_t)cie->caf;
-            goto advance;
-        }
-        case 0x04: { /* advance_loc4 */
-            uint32_t d;
-            if (end - p < 4)
-                return -1;
-            memcpy(&d, p, 4);
-            p += 4;
-            delta = (uint64_t)d * (uint64_t)cie->caf;
-            goto advance;
-        }
         case 0x05: /* offset_extended */
             reg = wp_uleb(&p, end);
             off = (int64_t)wp_uleb(&p, end) * cie->daf;
@@ -563,22 +534,11 @@ static const struct wp_cfi_rule *wp_cfi_rule(struct wp_cfi_cache *c, uintptr_t p
     return e;
 }
 
-int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
-                  uintptr_t *out, int max, int *trunc)
+/* Walk from a frame at pc with stack pointer sp (and rbp, when bp_ok) to
+ * the outermost one, appending to out[k..max). */
+static int wp_cfi_walk(struct wp_cfi_cache *c, uintptr_t pc, uintptr_t sp, uintptr_t bp, int bp_ok,
+                       uintptr_t stack_hi, uintptr_t *out, int k, int max, int *trunc)
 {
-#if defined(__x86_64__)
-    const ucontext_t *uc = ucv;
-    unsigned gen = __atomic_load_n(&wp_gen, __ATOMIC_ACQUIRE);
-    if (c->gen != gen) {
-        memset(c->r, 0, sizeof c->r);
-        c->gen = gen;
-    }
-    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    uintptr_t bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-    int bp_ok = 1, k = 0;
-    if (sp < stack_lo || sp >= stack_hi)
-        return -1; /* not on the thread's stack */
     for (;;) {
         out[k++] = pc;
         const struct wp_cfi_rule *r = wp_cfi_rule(c, pc);
@@ -606,6 +566,7 @@ int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, u
             if (at < sp || at + 8 > stack_hi)
                 return -1;
             bp = *(const uintptr_t *)at;
+            bp_ok = 1;
         }
         if (r->flags & WP_CFI_RBP_LOST)
             bp_ok = 0;
@@ -616,8 +577,63 @@ int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, u
         }
         pc = ra - 1;
     }
+}
+
+/* A new generation of the table empties the cache. */
+static void wp_cfi_fresh(struct wp_cfi_cache *c)
+{
+    unsigned gen = __atomic_load_n(&wp_gen, __ATOMIC_ACQUIRE);
+    if (c->gen != gen) {
+        memset(c->r, 0, sizeof c->r);
+        c->gen = gen;
+    }
+}
+
+int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+                  uintptr_t *out, int max, int *trunc)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucv;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    if (sp < stack_lo || sp >= stack_hi || max < 1)
+        return -1; /* not on the thread's stack */
+    wp_cfi_fresh(c);
+    return wp_cfi_walk(c, (uintptr_t)uc->uc_mcontext.gregs[REG_RIP], sp, (uintptr_t)uc->uc_mcontext.gregs[REG_RBP],
+                       1, stack_hi, out, 0, max, trunc);
 #else
     (void)ucv, (void)c, (void)stack_lo, (void)stack_hi, (void)out, (void)max, (void)trunc;
+    return -1;
+#endif
+}
+
+int wp_cfi_unwind_from(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+                       uintptr_t frame_pc, uintptr_t frame_cfa, uintptr_t *out, int max, int *trunc)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = ucv;
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    /* The frame must be live: above the interrupted stack pointer, on the
+     * thread's stack, with its return address (at CFA - 8) inside it. */
+    if (sp < stack_lo || sp >= stack_hi || frame_cfa <= sp || frame_cfa > stack_hi || frame_cfa - 8 < sp ||
+        max < 1)
+        return -1;
+    wp_cfi_fresh(c);
+    out[0] = frame_pc;
+    uintptr_t ra = *(const uintptr_t *)(frame_cfa - 8);
+    if (ra == 0) {
+        *trunc = 0;
+        return 1;
+    }
+    if (max == 1) {
+        *trunc = 1;
+        return 1;
+    }
+    /* rbp is unknown here: the frames below may have used it.  The walk
+     * declines at the first frame that needs it before one restores it. */
+    return wp_cfi_walk(c, ra - 1, frame_cfa, 0, 0, stack_hi, out, 1, max, trunc);
+#else
+    (void)ucv, (void)c, (void)stack_lo, (void)stack_hi, (void)frame_pc, (void)frame_cfa, (void)out, (void)max,
+        (void)trunc;
     return -1;
 #endif
 }

@@ -5,7 +5,8 @@
  *   libwaitprof is loaded at start-up (LD_PRELOAD), so its TLS block is part of
  *   the static TLS area and reading it is one load at a fixed offset from the
  *   thread pointer — no lazy allocation, no lock, safe in a signal handler.
- * - Only the owning thread writes state, fn, enter_ticks and depth (the signal
+ * - Only the owning thread writes state, fn, enter_ticks, depth and the
+ *   call's frame (the signal
  *   handler, which runs on that thread, dates a lean-mode call); a signal
  *   handler on the same thread reads them.  Compiler signal fences order the
  *   writes as the handler must see them.
@@ -32,6 +33,10 @@ typedef struct wp_thread {
                                     * in lean mode (state/wrap.h) 0 until the call's
                                     * first sample, which sets it (same thread) */
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
+    volatile uintptr_t call_cfa;   /* the outermost wrapper's frame: its canonical frame */
+    volatile uintptr_t call_pc;    /* address and a PC inside it, written before depth
+                                    * becomes 1 (state/wrap.h); the handler unwinds
+                                    * from there while depth > 0 */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
     volatile int has_pending;      /* the handler holds samples of the current call */
     volatile int src_seen;         /* a runtime stall source classifies the current

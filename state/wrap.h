@@ -1,7 +1,8 @@
 /* state/wrap.h — what a generated wrapper does around its PMPI call.
  *
  * Contract: wp_enter() moves the calling thread from Not-in-MPI to MPI-Work,
- * records the function and the entry time, and returns the thread's record;
+ * records the function, the entry time and the wrapper's frame (for the
+ * sampler), and returns the thread's record;
  * for a call nested inside another wrapped call (MPICH's Fortran bindings
  * call the C MPI_* functions, libraries call MPI from MPI callbacks) it only
  * counts the depth and returns NULL, so each application call is seen once.
@@ -82,11 +83,34 @@ static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 /* timed: read the clock (0 in lean mode; a constant in the C wrappers,
  * which have a lean and a full form).  Untimed, enter_ticks stays 0
  * (wp_leave() left it so) until the handler dates the call. */
+/* A PC inside the calling function (x86-64; elsewhere 0, and the handler
+ * unwinds every sample from its leaf). */
+static inline __attribute__((always_inline)) uintptr_t wp_here(void)
+{
+#if defined(__x86_64__)
+    uintptr_t pc;
+    __asm__("lea 0(%%rip), %0" : "=r"(pc));
+    return pc;
+#else
+    return 0;
+#endif
+}
+
 static inline __attribute__((always_inline)) wp_thread_t *wp_enter(int fn, int timed)
 {
     wp_thread_t *t = &wp_self;
-    if (t->depth++ != 0)
+    if (t->depth != 0) {
+        t->depth++;
         return NULL;
+    }
+    /* The wrapper's frame, for the sampler: a sample inside the call is
+     * unwound from here, not through the MPI library's frames, which the
+     * wrapper's frame stands for anyway (sampler/unwind.h).  Two stores and
+     * two address computations; written before depth says they are valid. */
+    t->call_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    t->call_pc = wp_here();
+    atomic_signal_fence(memory_order_release);
+    t->depth = 1;
     t->fn = fn;
     if (timed)
         t->enter_ticks = wp_ticks();

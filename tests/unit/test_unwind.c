@@ -28,6 +28,35 @@ static __thread uintptr_t t_stack_lo, t_stack_hi;
 static volatile int samples, answered, declined, mismatched, deeper;
 static char first_mismatch[512];
 
+/* A stand-in for a wrapper's frame (state/wrap.h): its CFA and a PC in it,
+ * and its return address, to find its caller among libunwind's frames. */
+static __thread volatile uintptr_t fw_cfa, fw_pc, fw_ra;
+static __thread volatile int fw_live;
+static volatile int from_samples, from_answered, from_mismatched;
+
+/* wp_cfi_unwind_from against libunwind's frames from the stand-in's
+ * caller on. */
+static void compare_from(void *uc, const uintptr_t *theirs, int m)
+{
+    uintptr_t ours[MAXF];
+    int trunc = 0, j = 0;
+    while (j < m && theirs[j] != fw_ra - 1)
+        j++;
+    if (j == m || m >= MAXF)
+        return; /* the stand-in's frame not (yet or any more) on the stack */
+    __atomic_fetch_add(&from_samples, 1, __ATOMIC_RELAXED);
+    int n = wp_cfi_unwind_from(uc, t_cache, t_stack_lo, t_stack_hi, fw_pc, fw_cfa, ours, MAXF, &trunc);
+    if (n < 0)
+        return;
+    __atomic_fetch_add(&from_answered, 1, __ATOMIC_RELAXED);
+    int same = n == m - j + 1 && ours[0] == fw_pc && !trunc;
+    for (int i = 1; same && i < n; i++)
+        same = ours[i] == theirs[j + i - 1];
+    if (!same && __atomic_fetch_add(&from_mismatched, 1, __ATOMIC_RELAXED) == 0)
+        snprintf(first_mismatch, sizeof first_mismatch, "from a frame: ours %d frames, libunwind %d after it",
+                 n, m - j);
+}
+
 static void stack_bounds(void)
 {
     pthread_attr_t a;
@@ -60,6 +89,8 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
         } while (m <= MAXF && unw_step(&c) > 0);
     }
     __atomic_fetch_add(&samples, 1, __ATOMIC_RELAXED);
+    if (fw_live)
+        compare_from(uc, theirs, m);
     if (n < 0) {
         __atomic_fetch_add(&declined, 1, __ATOMIC_RELAXED);
         return;
@@ -186,6 +217,39 @@ __attribute__((noinline)) static double sorting(int n)
     return r;
 }
 
+/* The stand-in wrapper: records its frame as wp_enter does, then calls
+ * down (the MPI library's part). */
+__attribute__((noinline)) static double fake_wrapper(int d)
+{
+    uintptr_t pc;
+    __asm__("lea 0(%%rip), %0" : "=r"(pc));
+    fw_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    fw_pc = pc;
+    fw_ra = (uintptr_t)__builtin_return_address(0);
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    fw_live = 1;
+    double r = rec(d) + vla(d);
+    fw_live = 0;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    return r;
+}
+
+/* Its callers: an rsp-based one, and one whose CFA is rbp-based (the walk
+ * from the stand-in's frame does not know rbp: it must decline there, not
+ * guess). */
+__attribute__((noinline)) static double call_plain(int d)
+{
+    return fake_wrapper(d) * 0.5;
+}
+
+__attribute__((noinline)) static double call_vla(int n)
+{
+    volatile double a[n + 1];
+    for (int i = 0; i <= n; i++)
+        a[i] = i;
+    return fake_wrapper(20) + a[n / 2];
+}
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -227,6 +291,28 @@ START_TEST(test_shapes)
     pthread_join(th, &ret);
     free(ret);
     check_counts("two threads", 200);
+
+    /* From a recorded frame: exact where answered, answered nearly always
+     * under an rsp-based caller, declined (never wrong) under an rbp-based
+     * one. */
+    reset();
+    from_samples = from_answered = from_mismatched = 0;
+    spin_until(0.4, call_plain, 20);
+    printf("from a frame, plain caller: %d samples, %d answered, %d mismatched\n", from_samples, from_answered,
+           from_mismatched);
+    ck_assert_msg(from_mismatched == 0, "%s", first_mismatch);
+    ck_assert_int_ge(from_samples, 150);
+    ck_assert_int_ge(from_answered * 20, from_samples * 19);
+    check_counts("from a frame, plain caller", 200);
+
+    reset();
+    from_samples = from_answered = from_mismatched = 0;
+    spin_until(0.4, call_vla, 30);
+    printf("from a frame, rbp-based caller: %d samples, %d answered, %d mismatched\n", from_samples,
+           from_answered, from_mismatched);
+    ck_assert_msg(from_mismatched == 0, "%s", first_mismatch);
+    ck_assert_int_ge(from_samples, 150);
+    check_counts("from a frame, rbp-based caller", 200);
     arm(0);
 }
 END_TEST
