@@ -433,7 +433,7 @@ med() { values "$1" "$2" "$3" | median; }
             "$(fmt '%.3f' "$(med workload "$c" wall_s)")" "$er"
     done
     echo
-    echo "Handler cost per sample, from rank.R.meta (mean = handler_ns_total / handler_calls over all ranks; median = the larger rank's handler_ns_median, the middle of a quarter-octave bin, within about 12 %), medians over the rounds that had samples:"
+    echo "Handler cost per sample, from rank.R.meta (mean = handler_ns_total / handler_calls over all ranks; median = the larger rank's handler_ns_median, the middle of an eighth-octave bin, within about 6 % (quarter-octave, 12 %, for libraries from 28fa86c to 9b4edf9)), medians over the rounds that had samples:"
     echo
     echo "| benchmark | configuration | samples per run | handler calls per run | handler mean ns | handler median ns | handler time / run time |"
     echo "|---|---|---|---|---|---|---|"

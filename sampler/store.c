@@ -185,9 +185,9 @@ int wp_store_pressure(const struct wp_store *s)
 void wp_store_handler_time(struct wp_store *s, uint64_t ns)
 {
     int b = (int)ns;
-    if (ns >= 4) {
+    if (ns >= 8) {
         int m = 63 - __builtin_clzll(ns);
-        b = 4 * (m - 1) + (int)((ns >> (m - 2)) & 3);
+        b = 8 * (m - 2) + (int)((ns >> (m - 3)) & 7);
     }
     if (b > WP_HANDLER_BINS - 1)
         b = WP_HANDLER_BINS - 1;
@@ -202,10 +202,10 @@ uint64_t wp_store_handler_median_ns(const struct wp_store *s)
     for (int b = 0; b < WP_HANDLER_BINS; b++) {
         seen += s->handler_hist[b];
         if (seen >= half && s->handler_calls) {
-            if (b < 4)
+            if (b < 8)
                 return (uint64_t)b;
-            int m = b / 4 + 1, q = b % 4;
-            uint64_t lo = (uint64_t)(4 + q) << (m - 2), hi = (uint64_t)(5 + q) << (m - 2);
+            int m = b / 8 + 2, q = b % 8;
+            uint64_t lo = (uint64_t)(8 + q) << (m - 3), hi = (uint64_t)(9 + q) << (m - 3);
             return lo + (hi - lo) / 2; /* the bin's middle */
         }
     }

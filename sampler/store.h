@@ -54,13 +54,13 @@ static inline uint64_t wp_held_ticks(uint16_t b)
     return ((16 + (uint64_t)(k % 16)) << (m - 4)) + ((1ull << (m - 4)) >> 1);
 }
 
-/* Histogram of handler time in ns, four bins per power of two: 0–3 ns
- * exactly in bins 0–3, then bin 4(m-1)+q holds [(4+q)·2^(m-2),
- * (5+q)·2^(m-2)) for 2^m <= ns < 2^(m+1); the top bin is open (from 2^32
- * ns).  A bin spans at most a quarter of its lower edge, so the median read
- * from it is within about 12 % (the target of 5 µs needs better than
- * powers of two). */
-#define WP_HANDLER_BINS 128
+/* Histogram of handler time in ns, eight bins per power of two: 0–7 ns
+ * exactly in bins 0–7, then bin 8(m-2)+q holds [(8+q)·2^(m-3),
+ * (9+q)·2^(m-3)) for 2^m <= ns < 2^(m+1); the top bin is open (from 2^33
+ * ns).  A bin spans at most an eighth of its lower edge, so the median read
+ * from it is within about 6 % (a target of 5 µs needs better than powers
+ * of two: [4096, 5120) would not tell). */
+#define WP_HANDLER_BINS 256
 
 struct wp_store {
     struct wp_pending *pending; /* the calling thread's, inside the mapping */

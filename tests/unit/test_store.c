@@ -277,15 +277,15 @@ END_TEST
 
 /* --- handler time ---------------------------------------------------------------- */
 
-/* Bin of a duration, by the rule in store.h written the slow way: 0–3
- * exactly; above, four bins per power of two, found by walking the edges;
+/* Bin of a duration, by the rule in store.h written the slow way: 0–7
+ * exactly; above, eight bins per power of two, found by walking the edges;
  * the top bin open. */
 static uint64_t edge(int b) /* lower edge of bin b */
 {
-    if (b < 4)
+    if (b < 8)
         return (uint64_t)b;
-    int m = b / 4 + 1;
-    return (uint64_t)(4 + b % 4) << (m - 2);
+    int m = b / 8 + 2;
+    return (uint64_t)(8 + b % 8) << (m - 3);
 }
 
 static int bin_of(uint64_t ns)
@@ -297,9 +297,9 @@ static int bin_of(uint64_t ns)
 }
 
 static const uint64_t durations[] = {
-    0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 100, 511, 512, 1000, 1023, 1024, 4096, 4999, 5000, 5119, 5120,
-    65535, 1000000, 1000000000, (1ull << 31) - 1, 1ull << 31, (1ull << 32) - 1, 1ull << 32, 5000000000ull,
-    UINT64_MAX,
+    0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 15, 16, 17, 18, 100, 511, 512, 1000, 1023, 1024, 4096, 4607, 4608,
+    4999, 5000, 5119, 5120, 65535, 1000000, 1000000000, (1ull << 31) - 1, 1ull << 31, (1ull << 33) - 1,
+    1ull << 33, 5000000000ull, 10000000000ull, UINT64_MAX,
 };
 
 START_TEST(test_handler_bin)
@@ -315,11 +315,11 @@ START_TEST(test_handler_bin)
     uint64_t m = wp_store_handler_median_ns(s);
     ck_assert_msg(bin_of(m) == b, "median %llu of one %llu ns run is in bin %d, want %d",
                   (unsigned long long)m, (unsigned long long)ns, bin_of(m), b);
-    /* Inside the bin, and no wider than a quarter of its lower edge. */
+    /* Inside the bin, and no wider than an eighth of its lower edge. */
     ck_assert_uint_ge(m, edge(b));
-    if (b >= 4 && b < WP_HANDLER_BINS - 1) {
+    if (b >= 8 && b < WP_HANDLER_BINS - 1) {
         ck_assert_uint_lt(m, edge(b + 1));
-        ck_assert_uint_le(edge(b + 1) - edge(b), edge(b) / 4);
+        ck_assert_uint_le(edge(b + 1) - edge(b), edge(b) / 8);
     }
     wp_store_destroy(s);
 }
