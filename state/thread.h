@@ -6,9 +6,8 @@
  *   the static TLS area and reading it is one load at a fixed offset from the
  *   thread pointer — no lazy allocation, no lock, safe in a signal handler.
  * - Only the owning thread writes state, fn, enter_ticks, depth and the
- *   call's frame (the signal
- *   handler, which runs on that thread, dates a lean-mode call); a signal
- *   handler on the same thread reads them.  Compiler signal fences order the
+ *   call's frame (the signal handler, which runs on that thread, dates a
+ *   lean-mode call); a signal handler on the same thread reads them.  Compiler signal fences order the
  *   writes as the handler must see them.
  * - The registry is a fixed array of slots claimed with one atomic add.  A
  *   slot outlives its thread so that the samples it holds are written at the

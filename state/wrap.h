@@ -80,9 +80,6 @@ static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
 }
 
-/* timed: read the clock (0 in lean mode; a constant in the C wrappers,
- * which have a lean and a full form).  Untimed, enter_ticks stays 0
- * (wp_leave() left it so) until the handler dates the call. */
 /* A PC inside the calling function (x86-64; elsewhere 0, and the handler
  * unwinds every sample from its leaf). */
 static inline __attribute__((always_inline)) uintptr_t wp_here(void)
@@ -96,6 +93,9 @@ static inline __attribute__((always_inline)) uintptr_t wp_here(void)
 #endif
 }
 
+/* timed: read the clock (0 in lean mode; a constant in the C wrappers,
+ * which have a lean and a full form).  Untimed, enter_ticks stays 0
+ * (wp_leave() left it so) until the handler dates the call. */
 static inline __attribute__((always_inline)) wp_thread_t *wp_enter(int fn, int timed)
 {
     wp_thread_t *t = &wp_self;
