@@ -4,8 +4,6 @@
  * buffers.  No stdio, no malloc. */
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +16,7 @@
 #include "report/partial.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
+#include "sampler/unwind.h"
 #include "state/clock.h"
 #include "state/functions.h"
 
@@ -310,65 +309,19 @@ int wp_meta_write(const char *dir, int rank, const char *status)
 
 /* --- module map and the symbol-less folded writer ------------------------------- */
 
-#define WP_MAX_MODULES 1024
-struct wp_module {
-    uintptr_t start, end, base;
-    char name[104];
-};
-static struct wp_module wp_mods[2][WP_MAX_MODULES];
-static int wp_mods_n[2];
-static int wp_mods_cur;
-static pthread_mutex_t wp_mods_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int wp_mods_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    int b = *(int *)arg;
-    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program_invocation_name;
-    const char *base = strrchr(name, '/');
-    base = base ? base + 1 : name;
-    for (int i = 0; i < info->dlpi_phnum && wp_mods_n[b] < WP_MAX_MODULES; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        struct wp_module *m = &wp_mods[b][wp_mods_n[b]++];
-        m->start = info->dlpi_addr + ph->p_vaddr;
-        m->end = m->start + ph->p_memsz;
-        /* Offsets are printed from the load address, as addr2line wants. */
-        m->base = info->dlpi_addr;
-        snprintf(m->name, sizeof m->name, "%s", base);
-    }
-    return 0;
-}
-
-void wp_partial_modules_refresh(void)
-{
-    pthread_mutex_lock(&wp_mods_lock);
-    int b = 1 - __atomic_load_n(&wp_mods_cur, __ATOMIC_ACQUIRE);
-    wp_mods_n[b] = 0;
-    dl_iterate_phdr(wp_mods_cb, &b);
-    __atomic_store_n(&wp_mods_cur, b, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&wp_mods_lock);
-}
-
+/* A frame as "module+0xOFFSET", from the unwinder's table of loaded objects
+ * (sampler/unwind.h), or the bare address when no object holds it. */
 static void wp_put_frame(struct wp_out *o, uintptr_t ip)
 {
-    int b = __atomic_load_n(&wp_mods_cur, __ATOMIC_ACQUIRE);
-    const struct wp_module *best = NULL;
-    for (int i = 0; i < wp_mods_n[b]; i++) {
-        const struct wp_module *m = &wp_mods[b][i];
-        if (ip >= m->start && ip < m->end && (best == NULL || m->start > best->start))
-            best = m;
-    }
-    if (best) {
-        char safe[sizeof best->name];
-        size_t k = 0;
-        for (const char *p = best->name; *p; p++)
-            safe[k++] = (*p == ';' || *p == ' ') ? '_' : *p;
-        safe[k] = '\0';
-        wp_puts(o, safe);
+    char name[104];
+    uintptr_t base;
+    if (wp_cfi_object(ip, &base, name, sizeof name) == 0) {
+        for (char *p = name; *p; p++)
+            if (*p == ';' || *p == ' ')
+                *p = '_';
+        wp_puts(o, name);
         wp_puts(o, "+");
-        wp_putx(o, ip - best->base);
+        wp_putx(o, ip - base);
     } else {
         wp_putx(o, ip);
     }

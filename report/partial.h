@@ -6,9 +6,10 @@
  *   profile is complete or partial and why.  It formats with its own code and
  *   writes with open/write/close only, so it is async-signal-safe.
  * - wp_partial_write_folded() writes rank.R.folded from the stores without
- *   symbol tables: frames are "module+0xOFFSET" (the module map is taken in
- *   normal context by wp_partial_modules_refresh(), at start-up and after each
- *   dlopen) and the MPI call frame is named from the state record.  Also
+ *   symbol tables: frames are "module+0xOFFSET" (from the unwinder's table of
+ *   loaded objects, sampler/unwind.h, rebuilt in normal context at start-up
+ *   and after each dlopen and dlclose) and the MPI call frame is named from
+ *   the state record.  Also
  *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
  * Both read the stores only after sampling was stopped (wp_sampler_stop()).
  */
@@ -28,7 +29,6 @@ struct wp_totals {
 /* Sum the counters of every registered thread. */
 void wp_totals_collect(struct wp_totals *t);
 
-void wp_partial_modules_refresh(void);
 /* Reserve the memory the signal-time writer sorts in (normal context). */
 void wp_partial_reserve(void);
 int wp_meta_write(const char *dir, int rank, const char *status);

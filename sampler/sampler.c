@@ -505,13 +505,12 @@ WP_EXPORT void *dlopen(const char *file, int mode)
         wp_sampler_resolve();
     wp_dl_begin();
     void *h = real_dlopen(file, mode);
-    /* New objects are unwound by waitprof's unwinder only once its table
-     * lists them; rebuilt before samples are let in again. */
+    /* New objects are unwound by waitprof's unwinder (and named by the
+     * partial writer) only once its table lists them; rebuilt before
+     * samples are let in again. */
     if (h && wp_started)
         wp_cfi_refresh();
     wp_dl_end();
-    if (h && wp_sampler_running())
-        wp_partial_modules_refresh();
     return h;
 }
 
@@ -580,7 +579,6 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
         wp_log("waitprof: cannot install the SIGPROF handler (%s); sampling is off", strerror(errno));
         return -1;
     }
-    wp_partial_modules_refresh();
     wp_cfi_refresh();
     wp_partial_reserve();
     wp_started = 1;

@@ -6,8 +6,10 @@
  * the address.  Only what x86-64 compilers emit for ordinary functions is
  * understood; everything else makes the whole unwind decline, and the
  * sampler asks libunwind instead. */
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
@@ -33,12 +35,19 @@ struct wp_cfi_seg {
  * atomically (relaxed), so a reader that races a rebuild reads stale or new
  * values, never torn ones, and then sees the count changed and declines. */
 static struct wp_cfi_seg wp_segs[WP_CFI_SEGS];
+/* For wp_cfi_object (the partial writer's module+offset frames), apart from
+ * wp_segs so that the handler's search touches only the ranges. */
+#define WP_CFI_NAME 104
+static uintptr_t wp_seg_base[WP_CFI_SEGS];
+static char wp_seg_name[WP_CFI_SEGS][WP_CFI_NAME];
 static int wp_nsegs;
 static unsigned wp_seq, wp_gen = 1;
 static pthread_mutex_t wp_cfi_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct wp_cfi_fill {
     struct wp_cfi_seg seg[WP_CFI_SEGS];
+    uintptr_t base[WP_CFI_SEGS];
+    char name[WP_CFI_SEGS][WP_CFI_NAME]; /* copied in the callback, under the loader's lock */
     int n;
 };
 
@@ -50,39 +59,78 @@ static int wp_cfi_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
             hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program_invocation_name;
+    const char *slash = strrchr(name, '/');
     for (int i = 0; i < info->dlpi_phnum && f->n < WP_CFI_SEGS; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-            f->seg[f->n++] = (struct wp_cfi_seg){info->dlpi_addr + ph->p_vaddr,
-                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz, hdr};
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        f->seg[f->n] = (struct wp_cfi_seg){info->dlpi_addr + ph->p_vaddr,
+                                           info->dlpi_addr + ph->p_vaddr + ph->p_memsz, hdr};
+        /* Offsets are printed from the load address, as addr2line wants. */
+        f->base[f->n] = info->dlpi_addr;
+        snprintf(f->name[f->n], WP_CFI_NAME, "%s", slash ? slash + 1 : name);
+        f->n++;
     }
     return 0;
 }
 
+static struct wp_cfi_fill wp_fill; /* static, not on the stack: 260 KiB; under the mutex */
+
 static int wp_seg_cmp(const void *a, const void *b)
 {
-    const struct wp_cfi_seg *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    uintptr_t x = wp_fill.seg[*(const int *)a].lo, y = wp_fill.seg[*(const int *)b].lo;
+    return x < y ? -1 : x > y;
 }
 
 void wp_cfi_refresh(void)
 {
-    /* Static, not on the stack: 48 KiB; used under the mutex only. */
-    static struct wp_cfi_fill f;
+    static int order[WP_CFI_SEGS];
+    struct wp_cfi_fill *f = &wp_fill;
     pthread_mutex_lock(&wp_cfi_lock);
-    f.n = 0;
-    dl_iterate_phdr(wp_cfi_cb, &f);
-    qsort(f.seg, (size_t)f.n, sizeof f.seg[0], wp_seg_cmp);
+    f->n = 0;
+    dl_iterate_phdr(wp_cfi_cb, f);
+    for (int i = 0; i < f->n; i++)
+        order[i] = i;
+    qsort(order, (size_t)f->n, sizeof order[0], wp_seg_cmp);
     __atomic_fetch_add(&wp_seq, 1, __ATOMIC_ACQ_REL); /* odd: rebuilding */
-    for (int i = 0; i < f.n; i++) {
-        __atomic_store_n(&wp_segs[i].lo, f.seg[i].lo, __ATOMIC_RELAXED);
-        __atomic_store_n(&wp_segs[i].hi, f.seg[i].hi, __ATOMIC_RELAXED);
-        __atomic_store_n(&wp_segs[i].hdr, f.seg[i].hdr, __ATOMIC_RELAXED);
+    for (int i = 0; i < f->n; i++) {
+        int j = order[i];
+        __atomic_store_n(&wp_segs[i].lo, f->seg[j].lo, __ATOMIC_RELAXED);
+        __atomic_store_n(&wp_segs[i].hi, f->seg[j].hi, __ATOMIC_RELAXED);
+        __atomic_store_n(&wp_segs[i].hdr, f->seg[j].hdr, __ATOMIC_RELAXED);
+        __atomic_store_n(&wp_seg_base[i], f->base[j], __ATOMIC_RELAXED);
+        for (int c = 0; c < WP_CFI_NAME; c++)
+            __atomic_store_n(&wp_seg_name[i][c], f->name[j][c], __ATOMIC_RELAXED);
     }
-    __atomic_store_n(&wp_nsegs, f.n, __ATOMIC_RELAXED);
+    __atomic_store_n(&wp_nsegs, f->n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&wp_gen, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&wp_seq, 1, __ATOMIC_RELEASE); /* even: done */
     pthread_mutex_unlock(&wp_cfi_lock);
+}
+
+/* The index of the segment holding pc, or -1; read under the caller's
+ * sequence count. */
+static int wp_cfi_seg_of(uintptr_t pc)
+{
+    int lo = 0, hi = __atomic_load_n(&wp_nsegs, __ATOMIC_RELAXED) - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (pc < __atomic_load_n(&wp_segs[mid].lo, __ATOMIC_RELAXED))
+            hi = mid - 1;
+        else if (pc >= __atomic_load_n(&wp_segs[mid].hi, __ATOMIC_RELAXED))
+            lo = mid + 1;
+        else
+            return mid;
+    }
+    return -1;
+}
+
+/* A reader's check that no rebuild overlapped what it read since s0. */
+static int wp_cfi_unchanged(unsigned s0)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return __atomic_load_n(&wp_seq, __ATOMIC_RELAXED) == s0;
 }
 
 /* The .eh_frame_hdr of the object whose code holds pc, or NULL. */
@@ -91,22 +139,31 @@ static const uint8_t *wp_cfi_hdr(uintptr_t pc)
     unsigned s0 = __atomic_load_n(&wp_seq, __ATOMIC_ACQUIRE);
     if (s0 & 1)
         return NULL;
-    int lo = 0, hi = __atomic_load_n(&wp_nsegs, __ATOMIC_RELAXED) - 1;
-    const uint8_t *hdr = NULL;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        uintptr_t a = __atomic_load_n(&wp_segs[mid].lo, __ATOMIC_RELAXED);
-        if (pc < a) {
-            hi = mid - 1;
-        } else if (pc >= __atomic_load_n(&wp_segs[mid].hi, __ATOMIC_RELAXED)) {
-            lo = mid + 1;
-        } else {
-            hdr = __atomic_load_n(&wp_segs[mid].hdr, __ATOMIC_RELAXED);
-            break;
-        }
+    int i = wp_cfi_seg_of(pc);
+    const uint8_t *hdr = i < 0 ? NULL : __atomic_load_n(&wp_segs[i].hdr, __ATOMIC_RELAXED);
+    return wp_cfi_unchanged(s0) ? hdr : NULL;
+}
+
+int wp_cfi_object(uintptr_t pc, uintptr_t *base, char *name, size_t cap)
+{
+    if (cap == 0)
+        return -1;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        unsigned s0 = __atomic_load_n(&wp_seq, __ATOMIC_ACQUIRE);
+        if (s0 & 1)
+            continue;
+        int i = wp_cfi_seg_of(pc);
+        if (i < 0)
+            return -1;
+        *base = __atomic_load_n(&wp_seg_base[i], __ATOMIC_RELAXED);
+        size_t c = 0;
+        while (c + 1 < cap && c < WP_CFI_NAME && (name[c] = __atomic_load_n(&wp_seg_name[i][c], __ATOMIC_RELAXED)))
+            c++;
+        name[c] = '\0';
+        if (wp_cfi_unchanged(s0))
+            return 0;
     }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return __atomic_load_n(&wp_seq, __ATOMIC_RELAXED) == s0 ? hdr : NULL;
+    return -1;
 }
 
 /* --- reading DWARF ---------------------------------------------------------- */

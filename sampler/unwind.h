@@ -9,7 +9,7 @@
  * Contract:
  * - x86-64 only; elsewhere wp_cfi_unwind() always declines.
  * - wp_cfi_refresh() rebuilds the table of loaded objects (their executable
- *   segments and .eh_frame_hdr) with dl_iterate_phdr.  Normal context; the
+ *   segments, load addresses, names and .eh_frame_hdr) with dl_iterate_phdr.  Normal context; the
  *   sampler calls it at start and after every dlopen and dlclose, before it
  *   lets samples in again.  Each rebuild also invalidates every thread's
  *   cache of rules (by a generation number).
@@ -52,6 +52,13 @@ struct wp_cfi_cache {
 };
 
 void wp_cfi_refresh(void);
+
+/* The object whose code holds pc: its load address in *base, its file
+ * name without directories in name (cap bytes, NUL-terminated).  Returns
+ * 0, or -1 when no listed object holds pc (or rebuilds kept overlapping
+ * the read).  Async-signal-safe: the partial writer names frames
+ * "module+offset" with it at an abnormal end. */
+int wp_cfi_object(uintptr_t pc, uintptr_t *base, char *name, size_t cap);
 
 int wp_cfi_unwind(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                   uintptr_t *out, int max, int *trunc);

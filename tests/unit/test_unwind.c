@@ -25,7 +25,7 @@
 
 static __thread struct wp_cfi_cache *t_cache;
 static __thread uintptr_t t_stack_lo, t_stack_hi;
-static volatile int samples, answered, declined, mismatched, deeper;
+static volatile int samples, answered, declined, mismatched;
 static char first_mismatch[512];
 
 /* A stand-in for a wrapper's frame (state/wrap.h): its CFA and a PC in it,
@@ -98,10 +98,8 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
     __atomic_fetch_add(&answered, 1, __ATOMIC_RELAXED);
     /* Deeper than compared: the first MAXF must agree, marked truncated. */
     int deep = m > MAXF;
-    if (deep) {
-        __atomic_fetch_add(&deeper, 1, __ATOMIC_RELAXED);
+    if (deep)
         m = MAXF;
-    }
     int same = n == m && trunc == deep;
     for (int i = 0; same && i < n; i++)
         same = ours[i] == theirs[i];
@@ -143,7 +141,7 @@ static void begin_thread(void)
 
 static void reset(void)
 {
-    samples = answered = declined = mismatched = deeper = 0;
+    samples = answered = declined = mismatched = 0;
     first_mismatch[0] = '\0';
 }
 
