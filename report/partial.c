@@ -173,6 +173,7 @@ void wp_totals_collect(struct wp_totals *t)
         t->slow_unwinds += s->slow_unwinds;
         t->by_source += s->by_source;
         t->by_estimate += s->by_estimate;
+        t->paused_signals += s->paused_signals;
         t->handler_calls += s->handler_calls;
         t->handler_ns += s->handler_ns;
         t->merged += s->merged;
@@ -267,6 +268,9 @@ int wp_meta_write(const char *dir, int rank, const char *status)
      * no clock, no figures (WAITPROF_LEAN, state/wrap.h). */
     wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
+    /* aligned: expirations on the shared real-time grid (sampler.c wp_arm);
+     * a CPU clock has no shared grid. */
+    wp_ks(&o, "timer_grid", wp_run.cfg.align && !wp_run.cfg.cpu_clock ? "aligned" : "free");
     wp_kv(&o, "start_ns", wp_run.start_ns);
     wp_kv(&o, "end_ns", wp_run.end_ns);
     wp_kv(&o, "duration_ns", wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);
@@ -280,6 +284,9 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "slow_unwinds", t.slow_unwinds);
     wp_kv(&o, "samples_by_source", t.by_source);
     wp_kv(&o, "samples_by_estimate", t.by_estimate);
+    /* Signals during MPI_Pcontrol(0): one per thread per pause when the
+     * timers stop as they should (sampler.h). */
+    wp_kv(&o, "paused_signals", t.paused_signals);
     wp_kv(&o, "untracked_requests", wp_req_untracked);
     wp_kv(&o, "handler_calls", t.handler_calls);
     wp_kv(&o, "handler_ns_total", t.handler_ns);

@@ -48,6 +48,11 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
 static int wp_has_tsel;      /* START, STOP or WINDOW is set */
 static uint64_t wp_period_ns; /* the configured sampling period */
+static uint64_t wp_grid_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at start (wp_arm) */
+/* Held by a resume while it restarts timers and by a thread's end while it
+ * deletes its own, so a resume never restarts a timer whose id was freed
+ * and given again.  Normal context only. */
+static pthread_mutex_t wp_timer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The calling thread's rules for sampler/unwind.c (carved from the pool
  * with its store) and the top of its stack.  Initial-exec TLS, like
@@ -195,16 +200,63 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
     return k;
 }
 
+/* Start (or restart) a thread's timer with stride configured periods.
+ * Async-signal-safe: clock_gettime and timer_settime are on POSIX's list,
+ * the rest is arithmetic on values fixed at start.
+ *
+ * Aligned (the default, wall clock only): every expiration falls on a
+ * multiple of the period in CLOCK_REALTIME, so all threads and all ranks
+ * whose clocks agree are interrupted at the same instants.  Why: a
+ * bulk-synchronous program waits for its slowest rank at every collective,
+ * so interruptions at different moments on different ranks add up, where
+ * simultaneous ones overlap (doc/performance.md measures it).  The timer
+ * itself runs on CLOCK_MONOTONIC, which is never stepped: only its first
+ * expiration is placed on the grid, through the offset between the two
+ * clocks taken at start.  Otherwise the first expiration is one period
+ * from now. */
+static int wp_arm(struct wp_slot *slot, uint32_t stride)
+{
+    uint64_t p = wp_period_ns * (stride ? stride : 1), first = p;
+    int flags = 0;
+    if (wp_cfg.align && !wp_cfg.cpu_clock) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t m = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+        first = m + p - (m + wp_grid_offset_ns) % p;
+        flags = TIMER_ABSTIME;
+    }
+    struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
+                             {(time_t)(first / 1000000000ull), (long)(first % 1000000000ull)}};
+    return timer_settime(slot->timer, flags, &its, NULL);
+}
+
+/* MPI_Pcontrol(0) is in force: stop this thread's own timer from its
+ * handler, so the paused stretch costs no more signals.  The resumer
+ * restarts only timers marked disarmed, and both sides check the other's
+ * flag after writing their own (sequentially consistent, a Dekker pair):
+ * if the resume came in between, exactly one of the two restarts it.
+ * Calls timer_settime and wp_arm, async-signal-safe (see there). */
+static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
+{
+    static const struct itimerspec off;
+    if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || timer_settime(slot->timer, 0, &off, NULL) != 0)
+        return;
+    __atomic_store_n(&slot->disarmed, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
+        wp_arm(slot, s->stride);
+}
+
 /* Halve this thread's rate when its store passed another step towards
  * full (wp_store_pressure).  Design: the handler re-arms its own thread's
  * timer with twice the period rather than skipping every other tick.
- * timer_settime is on POSIX's list of async-signal-safe functions, touches
- * only this thread's timer (no other thread re-arms it; the stopper may
- * delete it concurrently, and then the call just fails with EINVAL), and a
- * longer period also halves the cost of the signals, which dominates
- * waitprof's overhead (doc/performance.md), where skipping ticks would keep
- * paying it.  The weights stay exact: every expiration after the re-arm
- * weighs the new stride, in units of the configured period. */
+ * wp_arm is async-signal-safe (see there), touches only this thread's
+ * timer (the resumer of MPI_Pcontrol touches it only while it is
+ * disarmed, so never while its handler runs; the stopper may delete it
+ * concurrently, and then the call just fails with EINVAL), and a longer
+ * period also halves the cost of the signals, which dominates waitprof's
+ * overhead (doc/performance.md), where skipping ticks would keep paying
+ * it.  The weights stay exact: every expiration after the re-arm weighs
+ * the new stride, in units of the configured period. */
 static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
 {
     uint32_t stride = s->stride ? s->stride : 1;
@@ -215,10 +267,7 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
     if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_cfg.hz)
         return;
     stride *= 2;
-    long period = 1000000000L / wp_cfg.hz * (long)stride;
-    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
-    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && timer_settime(slot->timer, 0, &its, NULL) == 0)
+    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && wp_arm(slot, stride) == 0)
         s->stride = stride;
 }
 
@@ -234,7 +283,8 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
- * - wp_slow_down: timer_settime, async-signal-safe by POSIX (see there).
+ * - wp_slow_down, wp_pause_own: timer_settime and clock_gettime,
+ *   async-signal-safe by POSIX (see wp_arm).
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -253,8 +303,11 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     /* The handler's own time, in ticks: a TSC read touches no memory, where
      * the vDSO clock reads its data page, cold at 100 Hz. */
     uint64_t c0 = wp_ticks();
-    if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST)) {
+        s->paused_signals++;
+        wp_pause_own(slot, s);
         goto done;
+    }
     uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
     uint32_t stride = s->stride ? s->stride : 1;
     /* Time selection (START/STOP/WINDOW): the w expirations this signal
@@ -434,11 +487,9 @@ static int wp_thread_begin(void)
         return -1;
     }
     wp_self.slot = slot;
-    long period = 1000000000L / wp_cfg.hz;
-    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
     __atomic_store_n(&slot->armed, 1, __ATOMIC_RELEASE);
-    if (timer_settime(slot->timer, 0, &its, NULL) != 0) {
+    /* Started even during MPI_Pcontrol(0): its first signal stops it. */
+    if (wp_arm(slot, 1) != 0) {
         wp_log_always("waitprof: timer_settime failed (%s); thread %d is not sampled",
                       strerror(errno), slot->index);
         wp_self.slot = NULL;
@@ -457,8 +508,10 @@ static void wp_thread_end(void *unused)
     if (slot == NULL)
         return;
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
+    pthread_mutex_lock(&wp_timer_lock);
     if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
         timer_delete(slot->timer);
+    pthread_mutex_unlock(&wp_timer_lock);
 }
 
 struct wp_start {
@@ -550,6 +603,15 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
     wp_cfg = *cfg;
     wp_has_tsel = wp_cfg.tsel.start_ns || wp_cfg.tsel.stop_ns || wp_cfg.tsel.every_ns;
     wp_period_ns = 1000000000ull / (uint64_t)(wp_cfg.hz > 0 ? wp_cfg.hz : 1);
+    /* Read between two monotonic reads; the error is their distance, well
+     * under a microsecond. */
+    struct timespec m0, r, m1;
+    clock_gettime(CLOCK_MONOTONIC, &m0);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m1);
+    uint64_t mono = ((uint64_t)m0.tv_sec + (uint64_t)m1.tv_sec) * 500000000ull +
+                    ((uint64_t)m0.tv_nsec + (uint64_t)m1.tv_nsec) / 2;
+    wp_grid_offset_ns = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec - mono;
     if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
         wp_cfg.max_frames = WP_MAX_FRAMES;
     struct sigaction old;
@@ -622,11 +684,27 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
     paused = paused != 0;
     if (__atomic_load_n(&wp_paused, __ATOMIC_ACQUIRE) == paused)
         return;
-    __atomic_store_n(&wp_paused, paused, __ATOMIC_RELEASE);
+    __atomic_store_n(&wp_paused, paused, __ATOMIC_SEQ_CST);
     if (wp_ntoggles < WP_TOGGLES_MAX)
         wp_toggles[wp_ntoggles++] = now_ns > wp_cfg.t0_ns ? now_ns - wp_cfg.t0_ns : 0;
     else
         wp_toggles_lost++;
+    /* A pause needs nothing more: each handler stops its own timer
+     * (wp_pause_own).  A resume restarts those, at the stride each thread
+     * had; their handlers do not run meanwhile, as their timers are off. */
+    if (paused || !wp_started)
+        return;
+    pthread_mutex_lock(&wp_timer_lock);
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_THREADS)
+        n = WP_MAX_THREADS;
+    for (int i = 0; i < n; i++) {
+        struct wp_slot *slot = &wp_slots[i];
+        if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && slot->store &&
+            __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
+            wp_arm(slot, slot->store->stride);
+    }
+    pthread_mutex_unlock(&wp_timer_lock);
 }
 
 /* Pieces less than a millisecond apart (a pause of no length) are reported

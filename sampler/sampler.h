@@ -30,6 +30,7 @@ struct wp_sampler_config {
     int hz;              /* samples per second per thread */
     int cpu_clock;       /* 1: thread CPU time, 0: wall clock */
     int runtime_threads; /* 1: sample threads the MPI runtime creates */
+    int align;           /* 1: expirations on a grid shared by all ranks (wall clock only) */
     int max_frames;      /* frames kept per sample, <= WP_MAX_FRAMES */
     uint64_t memory;     /* bytes for all of the rank's sample stores */
     struct wp_timesel tsel; /* when to sample, relative to t0_ns */
@@ -47,8 +48,10 @@ uint64_t wp_sampler_unsampled_threads(void);
 uint64_t wp_sampler_pool_bytes(void);
 
 /* MPI_Pcontrol: 0 pauses sampling on this rank, anything else resumes it.
- * Normal context.  The toggles are kept (up to WP_TOGGLES_MAX) so that the
- * sampled intervals can be reported. */
+ * Normal context.  A pause stops the timers too, so a paused stretch costs
+ * no signals: each thread's next signal (within one period) stops its own
+ * timer; resuming restarts them.  The toggles are kept (up to
+ * WP_TOGGLES_MAX) so that the sampled intervals can be reported. */
 #define WP_TOGGLES_MAX 1024
 void wp_sampler_pause(int paused, uint64_t now_ns);
 /* Sampled intervals of [t0, end): the time selection intersected with the
