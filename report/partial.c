@@ -268,9 +268,6 @@ int wp_meta_write(const char *dir, int rank, const char *status)
      * no clock, no figures (WAITPROF_LEAN, state/wrap.h). */
     wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
-    /* aligned: expirations on the shared real-time grid (sampler.c wp_arm);
-     * a CPU clock has no shared grid. */
-    wp_ks(&o, "timer_grid", wp_run.cfg.align && !wp_run.cfg.cpu_clock ? "aligned" : "free");
     wp_kv(&o, "start_ns", wp_run.start_ns);
     wp_kv(&o, "end_ns", wp_run.end_ns);
     wp_kv(&o, "duration_ns", wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);

@@ -12,7 +12,7 @@ static const char *const wp_known[] = {
     "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
     "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
     "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY",
-    "WAITPROF_MATRIX", "WAITPROF_LEAN", "WAITPROF_ALIGN", NULL};
+    "WAITPROF_MATRIX", "WAITPROF_LEAN", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -180,7 +180,6 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
                                "frames per wait-state call site, a whole number from 1 to 16");
     c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
     c->lean = wp_word(get, report, "WAITPROF_LEAN", bools, 0, "0 or 1");
-    c->align = wp_word(get, report, "WAITPROF_ALIGN", bools, 1, "0 or 1");
     if (c->lean && (c->matrix || (get("WAITPROF_ESTIMATE") && c->estimate))) {
         /* Lean wrappers keep no per-call figure (state/wrap.h); the request
          * for one cannot be met. */
@@ -219,7 +218,7 @@ void wp_config_check_unknown(char **env, wp_report_t report)
                      "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
                      "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
                      "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY, "
-                     "WAITPROF_MATRIX, WAITPROF_LEAN, WAITPROF_ALIGN",
+                     "WAITPROF_MATRIX, WAITPROF_LEAN",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

@@ -41,9 +41,6 @@ struct wp_config {
     int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
                           * call site, 1..16, default 1 */
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
-    int align;           /* WAITPROF_ALIGN: 1 (default) samples fall on a grid of
-                          * the real-time clock shared by all ranks; 0 each
-                          * thread's grid starts when its timer does */
     int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
                           * clock and keep no per-call figures (state/wrap.h);
                           * forces estimate and matrix to 0 */

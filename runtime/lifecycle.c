@@ -478,7 +478,6 @@ void wp_hook_init(int rc)
         .hz = wp_run.cfg.hz,
         .cpu_clock = wp_run.cfg.cpu_clock,
         .runtime_threads = wp_run.cfg.runtime_threads,
-        .align = wp_run.cfg.align,
         .max_frames = wp_run.cfg.depth,
         .memory = wp_run.cfg.memory,
         .tsel = wp_timesel_of(&wp_run.cfg),

@@ -48,7 +48,6 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
 static int wp_has_tsel;      /* START, STOP or WINDOW is set */
 static uint64_t wp_period_ns; /* the configured sampling period */
-static uint64_t wp_grid_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at start (wp_arm) */
 /* Held by a resume while it restarts timers and by a thread's end while it
  * deletes its own, so a resume never restarts a timer whose id was freed
  * and given again.  Normal context only. */
@@ -200,34 +199,15 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
     return k;
 }
 
-/* Start (or restart) a thread's timer with stride configured periods.
- * Async-signal-safe: clock_gettime and timer_settime are on POSIX's list,
- * the rest is arithmetic on values fixed at start.
- *
- * Aligned (the default, wall clock only): every expiration falls on a
- * multiple of the period in CLOCK_REALTIME, so all threads and all ranks
- * whose clocks agree are interrupted at the same instants.  Why: a
- * bulk-synchronous program waits for its slowest rank at every collective,
- * so interruptions at different moments on different ranks add up, where
- * simultaneous ones overlap (doc/performance.md measures it).  The timer
- * itself runs on CLOCK_MONOTONIC, which is never stepped: only its first
- * expiration is placed on the grid, through the offset between the two
- * clocks taken at start.  Otherwise the first expiration is one period
- * from now. */
+/* Start (or restart) a thread's timer with stride configured periods, the
+ * first expiration one period from now.  Async-signal-safe: timer_settime
+ * is on POSIX's list, the rest is arithmetic on values fixed at start. */
 static int wp_arm(struct wp_slot *slot, uint32_t stride)
 {
-    uint64_t p = wp_period_ns * (stride ? stride : 1), first = p;
-    int flags = 0;
-    if (wp_cfg.align && !wp_cfg.cpu_clock) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t m = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-        first = m + p - (m + wp_grid_offset_ns) % p;
-        flags = TIMER_ABSTIME;
-    }
+    uint64_t p = wp_period_ns * (stride ? stride : 1);
     struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
-                             {(time_t)(first / 1000000000ull), (long)(first % 1000000000ull)}};
-    return timer_settime(slot->timer, flags, &its, NULL);
+                             {(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)}};
+    return timer_settime(slot->timer, 0, &its, NULL);
 }
 
 /* MPI_Pcontrol(0) is in force: stop this thread's own timer from its
@@ -283,8 +263,8 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
- * - wp_slow_down, wp_pause_own: timer_settime and clock_gettime,
- *   async-signal-safe by POSIX (see wp_arm).
+ * - wp_slow_down, wp_pause_own: timer_settime, async-signal-safe by
+ *   POSIX (see wp_arm).
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -603,15 +583,6 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
     wp_cfg = *cfg;
     wp_has_tsel = wp_cfg.tsel.start_ns || wp_cfg.tsel.stop_ns || wp_cfg.tsel.every_ns;
     wp_period_ns = 1000000000ull / (uint64_t)(wp_cfg.hz > 0 ? wp_cfg.hz : 1);
-    /* Read between two monotonic reads; the error is their distance, well
-     * under a microsecond. */
-    struct timespec m0, r, m1;
-    clock_gettime(CLOCK_MONOTONIC, &m0);
-    clock_gettime(CLOCK_REALTIME, &r);
-    clock_gettime(CLOCK_MONOTONIC, &m1);
-    uint64_t mono = ((uint64_t)m0.tv_sec + (uint64_t)m1.tv_sec) * 500000000ull +
-                    ((uint64_t)m0.tv_nsec + (uint64_t)m1.tv_nsec) / 2;
-    wp_grid_offset_ns = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec - mono;
     if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
         wp_cfg.max_frames = WP_MAX_FRAMES;
     struct sigaction old;

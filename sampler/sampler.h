@@ -30,7 +30,6 @@ struct wp_sampler_config {
     int hz;              /* samples per second per thread */
     int cpu_clock;       /* 1: thread CPU time, 0: wall clock */
     int runtime_threads; /* 1: sample threads the MPI runtime creates */
-    int align;           /* 1: expirations on a grid shared by all ranks (wall clock only) */
     int max_frames;      /* frames kept per sample, <= WP_MAX_FRAMES */
     uint64_t memory;     /* bytes for all of the rank's sample stores */
     struct wp_timesel tsel; /* when to sample, relative to t0_ns */

@@ -42,7 +42,6 @@ for v in abc -1 101 '' 1e3; do
 done
 for v in 2 yes ''; do
     run_with 'WAITPROF_ESTIMATE.*0 or 1.*using 1' "$o-est" "WAITPROF_ESTIMATE=$v"
-    run_with 'WAITPROF_ALIGN.*0 or 1.*using 1' "$o-al" "WAITPROF_ALIGN=$v"
 done
 for v in 0 17 x '' 2.5; do
     run_with 'WAITPROF_CALLPATH_DEPTH.*1 to 16.*using 1' "$o-cp" "WAITPROF_CALLPATH_DEPTH=$v"

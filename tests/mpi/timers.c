@@ -8,13 +8,10 @@
  * them) and compute until the end.  At each of the three points, every
  * timer listed in /proc/self/timers that sends SIGPROF is read with the
  * timer_gettime system call, and one line is printed per timer:
- *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P offgrid_ns=D
- * armed says whether the timer will expire again; offgrid_ns is the
- * distance of its next expiration, in CLOCK_REALTIME, from the nearest
- * multiple of the interval (t_timers.sh: small when the timers are
- * aligned, spread over [0, P/2] when not).  The paused point is read
- * after three periods of pause, so every thread's handler had its chance
- * to stop its own timer.
+ *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P
+ * armed says whether the timer will expire again.  The paused point is
+ * read after three periods of pause, so every thread's handler had its
+ * chance to stop its own timer.
  */
 #include <signal.h>
 #include <mpi.h>
@@ -37,13 +34,6 @@ static void *worker(void *arg)
         for (int i = 0; i < 100000; i++)
             x += i * 0.5;
     return NULL;
-}
-
-static uint64_t real_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void pause_s(double s)
@@ -69,27 +59,16 @@ static void report(int rank, const char *point)
         if (sscanf(line, "signal: %d/", &sig) != 1 || sig != SIGPROF || id < 0)
             continue;
         /* The kernel's own id, so the raw system call: glibc's timer_t is
-         * not guaranteed to be it.  Read between two clock reads close
-         * together, so the next expiration is known to a few microseconds. */
+         * not guaranteed to be it. */
         struct itimerspec its;
-        uint64_t next = 0;
-        int ok = 0;
-        for (int tries = 0; tries < 100 && !ok; tries++) {
-            uint64_t r0 = real_ns();
-            if (syscall(SYS_timer_gettime, id, &its) != 0)
-                break;
-            uint64_t r1 = real_ns();
-            uint64_t rem = (uint64_t)its.it_value.tv_sec * 1000000000ull + (uint64_t)its.it_value.tv_nsec;
-            next = r0 + rem;
-            ok = r1 - r0 < 20000 && (rem > 0 || its.it_interval.tv_sec + its.it_interval.tv_nsec == 0);
+        if (syscall(SYS_timer_gettime, id, &its) != 0) {
+            printf("timer rank=%d point=%s id=%d error=timer_gettime\n", rank, point, id);
+            continue;
         }
         uint64_t p = (uint64_t)its.it_interval.tv_sec * 1000000000ull + (uint64_t)its.it_interval.tv_nsec;
         int armed = its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
-        uint64_t d = p && armed ? next % p : 0;
-        if (p && d > p / 2)
-            d = p - d;
-        printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu offgrid_ns=%llu read=%s\n", rank, point, id,
-               armed, (unsigned long long)p, (unsigned long long)d, ok ? "ok" : "loose");
+        printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu\n", rank, point, id, armed,
+               (unsigned long long)p);
     }
     fclose(f);
 }

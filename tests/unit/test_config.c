@@ -572,28 +572,6 @@ START_TEST(test_lean)
 }
 END_TEST
 
-/* WAITPROF_ALIGN (0 or 1, default 1). */
-START_TEST(test_align)
-{
-    struct wp_config c;
-    reset();
-    wp_config_load(&c, fake_getenv, capture);
-    ck_assert_int_eq(c.align, 1);
-    reset();
-    env_set("WAITPROF_ALIGN", "0");
-    wp_config_load(&c, fake_getenv, capture);
-    ck_assert_int_eq(nlines, 0);
-    ck_assert_int_eq(c.align, 0);
-    reset();
-    env_set("WAITPROF_ALIGN", "on");
-    wp_config_load(&c, fake_getenv, capture);
-    ck_assert_int_eq(nlines, 1);
-    ck_assert_ptr_nonnull(strstr(lines[0], "WAITPROF_ALIGN"));
-    ck_assert_ptr_nonnull(strstr(lines[0], "using 1"));
-    ck_assert_int_eq(c.align, 1);
-}
-END_TEST
-
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -610,7 +588,6 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_threshold);
     tcase_add_test(tc, test_estimate_callpath);
     tcase_add_test(tc, test_lean);
-    tcase_add_test(tc, test_align);
     suite_add_tcase(s, tc);
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);
