@@ -1,8 +1,8 @@
 /* bench/workload.c — a fixed amount of compute and MPI, for measuring the
  * run-time dilation waitprof causes in a program that does real work.
  *
- * usage: workload [iterations [columns [rows_per_rank [block]]]]
- *        (defaults 7000, 1024, 256, 0)
+ * usage: workload [iterations [columns [rows_per_rank [block [paused|direct]]]]]
+ *        (defaults 7000, 1024, 256, 0, paused)
  *
  * Each rank owns a band of rows of a 2-D grid and runs a fixed number of
  * Jacobi sweeps of the 5-point Laplacian; every sweep first exchanges halo
@@ -14,11 +14,34 @@
  * seconds is the maximum over ranks of the time from after MPI_Init to
  * before MPI_Finalize; residual lets a reader check that every run computed
  * the same thing.
+ *
+ * With block > 0 the sweeps also run in blocks of that many, and every
+ * rank calls MPI_Pcontrol(1) before one block and MPI_Pcontrol(0) before
+ * the next: under waitprof, sampling is on and off in alternate blocks of
+ * the same run (a pause stops the timers, so a paused block pays the
+ * wrappers only).  Blocks go in pairs, on-off then off-on, so that a
+ * steady drift of the machine's speed cancels.  Rank 0 then also prints
+ *   workload_blocks pairs=P on_s=<s> off_s=<s> ratio_median=<r> ratio_sum=<r>
+ *                   ratio_q1=<r> ratio_q3=<r> median_se=<r>
+ * with each block's time the maximum over ranks; ratio_median is the
+ * median over pairs of on/off (robust against a block that some other
+ * process slowed), ratio_sum the sum of on over the sum of off, q1 and q3
+ * the quartiles of the pair ratios and median_se the standard error of
+ * their median estimated from them.  Without waitprof MPI_Pcontrol does
+ * nothing, and the same figures show how far two halves of one run differ
+ * by chance.
+ *
+ * direct: the off blocks also make their MPI calls through the PMPI names,
+ * so they bypass waitprof's wrappers as well as its sampling, and on/off
+ * is all of waitprof's cost measured inside one run.  (The library stays
+ * loaded with its timers stopped; a PMPI call reaches the MPI library
+ * without passing through any wrapper.)
  */
 #include <mpi.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -36,9 +59,10 @@ int main(int argc, char **argv)
     int nx = argc > 2 ? atoi(argv[2]) : 1024;
     int ny = argc > 3 ? atoi(argv[3]) : 256;
     long block = argc > 4 ? atol(argv[4]) : 0;
-    if (iters < 1 || nx < 3 || ny < 1 || block < 0) {
+    int direct_off = argc > 5 && strcmp(argv[5], "direct") == 0;
+    if (iters < 1 || nx < 3 || ny < 1 || block < 0 || (argc > 5 && !direct_off && strcmp(argv[5], "paused") != 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: workload [iterations [columns [rows_per_rank [block]]]]\n");
+            fprintf(stderr, "usage: workload [iterations [columns [rows_per_rank [block [paused|direct]]]]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* Rows 0 and ny+1 are halos; the outer columns are a fixed boundary. */
@@ -57,8 +81,10 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     double res = 0.0, tb = t0;
+    int direct = 0; /* this sweep calls the PMPI names */
     for (long it = 0; it < iters; it++) {
-        /* Block b is on when b mod 4 is 0 or 3: pairs on-off, off-on. */
+        /* Block b is on when b mod 4 is 0 or 3: pairs on-off, off-on;
+         * sweeps after the last whole pair are on. */
         if (block > 0 && it % block == 0) {
             long b = it / block;
             if (b > 0 && b <= nblocks) {
@@ -66,20 +92,27 @@ int main(int argc, char **argv)
                 bt[b - 1] = now - tb;
                 tb = now;
             }
-            if (b < nblocks)
-                MPI_Pcontrol(b % 4 == 0 || b % 4 == 3 ? 1 : 0);
-            else
-                MPI_Pcontrol(1);
+            int on = b >= nblocks || b % 4 == 0 || b % 4 == 3;
+            MPI_Pcontrol(on);
+            direct = direct_off && !on;
         }
         MPI_Request rq[4];
         /* A real status array, not MPI_STATUSES_IGNORE: GCC 12 warns about
          * MPICH's (MPI_Status *)1 as an array of size 0. */
         MPI_Status st[4];
-        MPI_Irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
-        MPI_Irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
-        MPI_Isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
-        MPI_Isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
-        MPI_Waitall(4, rq, st);
+        if (direct) {
+            PMPI_Irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
+            PMPI_Irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
+            PMPI_Isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
+            PMPI_Isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
+            PMPI_Waitall(4, rq, st);
+        } else {
+            MPI_Irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
+            MPI_Irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
+            MPI_Isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
+            MPI_Isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
+            MPI_Waitall(4, rq, st);
+        }
         double local = 0.0;
         for (int j = 1; j <= ny; j++)
             for (int i = 1; i < nx - 1; i++) {
@@ -91,7 +124,10 @@ int main(int argc, char **argv)
         double *w = u;
         u = v;
         v = w;
-        MPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (direct)
+            PMPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
     double mine = MPI_Wtime() - t0, worst = 0.0;
     if (block > 0 && iters % block == 0 && nblocks > 0)
