@@ -11,6 +11,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -48,10 +49,6 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
 static int wp_has_tsel;      /* START, STOP or WINDOW is set */
 static uint64_t wp_period_ns; /* the configured sampling period */
-/* Held by a resume while it restarts timers and by a thread's end while it
- * deletes its own, so a resume never restarts a timer whose id was freed
- * and given again.  Normal context only. */
-static pthread_mutex_t wp_timer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The calling thread's rules for sampler/unwind.c (carved from the pool
  * with its store) and the top of its stack.  Initial-exec TLS, like
@@ -210,29 +207,37 @@ static int wp_arm(struct wp_slot *slot, uint32_t stride)
     return timer_settime(slot->timer, 0, &its, NULL);
 }
 
-/* MPI_Pcontrol(0) is in force: stop this thread's own timer from its
- * handler, so the paused stretch costs no more signals.  The resumer
- * restarts only timers marked disarmed, and both sides check the other's
- * flag after writing their own (sequentially consistent, a Dekker pair):
- * if the resume came in between, exactly one of the two restarts it.
- * Calls timer_settime and wp_arm, async-signal-safe (see there). */
+/* MPI_Pcontrol: only a thread's own handler stops or restarts its timer,
+ * so these never race with wp_slow_down's re-arm, and a timer always runs
+ * at its thread's stride.  A signal that finds the pause in force stops
+ * the timer, so the paused stretch costs no more signals; the resume
+ * (wp_sampler_pause) sends each stopped thread a SIGPROF of its own, on
+ * which wp_resume_own restarts it.  Both sides write their flag and then
+ * read the other's (sequentially consistent, a Dekker pair): a resume
+ * that comes while a handler is stopping the timer is seen by one of them,
+ * and the exchange on the flag lets exactly one restart it.  Both call
+ * timer_settime (via wp_arm), async-signal-safe by POSIX. */
+static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
+{
+    if (!__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
+        wp_arm(slot, s->stride);
+}
+
 static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
 {
     static const struct itimerspec off;
     if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || timer_settime(slot->timer, 0, &off, NULL) != 0)
         return;
     __atomic_store_n(&slot->disarmed, 1, __ATOMIC_SEQ_CST);
-    if (!__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
-        wp_arm(slot, s->stride);
+    wp_resume_own(slot, s);
 }
 
 /* Halve this thread's rate when its store passed another step towards
  * full (wp_store_pressure).  Design: the handler re-arms its own thread's
  * timer with twice the period rather than skipping every other tick.
  * wp_arm is async-signal-safe (see there), touches only this thread's
- * timer (the resumer of MPI_Pcontrol touches it only while it is
- * disarmed, so never while its handler runs; the stopper may delete it
- * concurrently, and then the call just fails with EINVAL), and a longer
+ * timer (no other thread re-arms it, see wp_resume_own; the stopper may
+ * delete it concurrently, and then the call just fails with EINVAL), and a longer
  * period also halves the cost of the signals, which dominates waitprof's
  * overhead (doc/performance.md), where skipping ticks would keep paying
  * it.  The weights stay exact: every expiration after the re-arm weighs
@@ -263,8 +268,8 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
- * - wp_slow_down, wp_pause_own: timer_settime, async-signal-safe by
- *   POSIX (see wp_arm).
+ * - wp_slow_down, wp_pause_own, wp_resume_own: timer_settime,
+ *   async-signal-safe by POSIX (see wp_arm).
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -283,6 +288,12 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     /* The handler's own time, in ticks: a TSC read touches no memory, where
      * the vDSO clock reads its data page, cold at 100 Hz. */
     uint64_t c0 = wp_ticks();
+    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
+     * SIGPROF someone else sent, which is no sample. */
+    if (si->si_code != SI_TIMER) {
+        wp_resume_own(slot, s);
+        goto done;
+    }
     if (__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST)) {
         s->paused_signals++;
         wp_pause_own(slot, s);
@@ -488,10 +499,8 @@ static void wp_thread_end(void *unused)
     if (slot == NULL)
         return;
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
-    pthread_mutex_lock(&wp_timer_lock);
     if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
         timer_delete(slot->timer);
-    pthread_mutex_unlock(&wp_timer_lock);
 }
 
 struct wp_start {
@@ -661,21 +670,22 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
     else
         wp_toggles_lost++;
     /* A pause needs nothing more: each handler stops its own timer
-     * (wp_pause_own).  A resume restarts those, at the stride each thread
-     * had; their handlers do not run meanwhile, as their timers are off. */
+     * (wp_pause_own).  A resume wakes the threads whose timers are
+     * stopped, and each restarts its own (wp_resume_own).  A thread that
+     * ended meanwhile gets nothing (ESRCH); should its id already belong
+     * to another thread of the process, that thread's handler takes the
+     * signal for what it is, a wake-up, and restarts nothing of its own
+     * unless stopped. */
     if (paused || !wp_started)
         return;
-    pthread_mutex_lock(&wp_timer_lock);
     int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
     if (n > WP_MAX_THREADS)
         n = WP_MAX_THREADS;
-    for (int i = 0; i < n; i++) {
-        struct wp_slot *slot = &wp_slots[i];
-        if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && slot->store &&
-            __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
-            wp_arm(slot, slot->store->stride);
-    }
-    pthread_mutex_unlock(&wp_timer_lock);
+    pid_t pid = getpid();
+    for (int i = 0; i < n; i++)
+        if (__atomic_load_n(&wp_slots[i].armed, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&wp_slots[i].disarmed, __ATOMIC_SEQ_CST))
+            syscall(SYS_tgkill, pid, wp_slots[i].tid, SIGPROF);
 }
 
 /* Pieces less than a millisecond apart (a pause of no length) are reported

@@ -10,8 +10,9 @@
  * timer_gettime system call, and one line is printed per timer:
  *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P
  * armed says whether the timer will expire again.  The paused point is
- * read after three periods of pause, so every thread's handler had its
- * chance to stop its own timer.
+ * read after three periods of pause and then as soon as no timer runs, or
+ * after another second (printed as extra_wait_ms), so every thread's
+ * handler had its chance to stop its own timer.
  */
 #include <signal.h>
 #include <mpi.h>
@@ -43,12 +44,15 @@ static void pause_s(double s)
         ;
 }
 
-static void report(int rank, const char *point)
+/* Print the SIGPROF timers (when print) and return how many will expire
+ * again. */
+static int report(int rank, const char *point, int print)
 {
+    int running = 0;
     FILE *f = fopen("/proc/self/timers", "r");
     if (f == NULL) {
         printf("timer rank=%d point=%s error=no-proc-timers\n", rank, point);
-        return;
+        return 0;
     }
     char line[256];
     int id = -1;
@@ -67,10 +71,13 @@ static void report(int rank, const char *point)
         }
         uint64_t p = (uint64_t)its.it_interval.tv_sec * 1000000000ull + (uint64_t)its.it_interval.tv_nsec;
         int armed = its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
-        printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu\n", rank, point, id, armed,
-               (unsigned long long)p);
+        running += armed;
+        if (print)
+            printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu\n", rank, point, id, armed,
+                   (unsigned long long)p);
     }
     fclose(f);
+    return running;
 }
 
 int main(int argc, char **argv)
@@ -85,13 +92,23 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, worker, NULL);
     pause_s(0.2);
-    report(rank, "on");
+    report(rank, "on", 1);
     MPI_Pcontrol(0);
+    /* A timer stops at its thread's next signal, which comes when that
+     * thread next runs: on 2 cores shared by more busy threads, a thread
+     * may wait tens of milliseconds for a core.  So look again every
+     * 10 ms, for up to a second, before printing. */
     pause_s(3.0 / hz + 0.05);
-    report(rank, "paused");
+    int waited = 0;
+    while (report(rank, "paused", 0) > 0 && waited < 1000) {
+        pause_s(0.01);
+        waited += 10;
+    }
+    printf("paused rank=%d extra_wait_ms=%d\n", rank, waited);
+    report(rank, "paused", 1);
     MPI_Pcontrol(1);
     pause_s(0.05);
-    report(rank, "resumed");
+    report(rank, "resumed", 1);
     stop = 1;
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
