@@ -197,14 +197,42 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
 }
 
 /* Start (or restart) a thread's timer with stride configured periods, the
- * first expiration one period from now.  Async-signal-safe: timer_settime
- * is on POSIX's list, the rest is arithmetic on values fixed at start. */
+ * first expiration first_ns from now (0: one period).  Async-signal-safe:
+ * timer_settime is on POSIX's list, the rest is arithmetic on values fixed
+ * at start. */
+static int wp_arm_in(struct wp_slot *slot, uint32_t stride, uint64_t first_ns)
+{
+    uint64_t p = wp_period_ns * (stride ? stride : 1), f = first_ns ? first_ns : p;
+    struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
+                             {(time_t)(f / 1000000000ull), (long)(f % 1000000000ull)}};
+    return timer_settime(slot->timer, 0, &its, NULL);
+}
+
 static int wp_arm(struct wp_slot *slot, uint32_t stride)
 {
-    uint64_t p = wp_period_ns * (stride ? stride : 1);
-    struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
-                             {(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)}};
-    return timer_settime(slot->timer, 0, &its, NULL);
+    return wp_arm_in(slot, stride, 0);
+}
+
+/* A signal that found no selected time (WAITPROF_START, STOP, WINDOW):
+ * rather than take a signal every period through the unselected stretch,
+ * the handler moves its own timer's next expiration to one period after
+ * the first selected instant (wp_window_next), or stops it when STOP has
+ * passed, so the stretch costs one signal.  The first signal after it
+ * then stands for a period of selected time, so the weights stay right.
+ * Own timer only, like wp_slow_down; wp_arm_in and timer_settime are
+ * async-signal-safe.  Not with a CPU clock: the selection is in wall
+ * time, which a thread's CPU time cannot be set to. */
+static void wp_skip_unselected(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period)
+{
+    static const struct itimerspec off;
+    uint64_t next = wp_window_next(&wp_cfg.tsel, rel);
+    if (wp_cfg.cpu_clock || (next != UINT64_MAX && next <= rel + period) ||
+        !__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE))
+        return;
+    if (next == UINT64_MAX)
+        timer_settime(slot->timer, 0, &off, NULL);
+    else
+        wp_arm_in(slot, s->stride, next - rel + period);
 }
 
 /* MPI_Pcontrol: only a thread's own handler stops or restarts its timer,
@@ -268,8 +296,9 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
- * - wp_slow_down, wp_pause_own, wp_resume_own: timer_settime,
- *   async-signal-safe by POSIX (see wp_arm).
+ * - wp_slow_down, wp_pause_own, wp_resume_own, wp_skip_unselected:
+ *   timer_settime, async-signal-safe by POSIX (see wp_arm_in); the
+ *   window arithmetic of runtime/select.h.
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -311,8 +340,11 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         uint64_t period = wp_period_ns * stride, rel = t0 - wp_cfg.t0_ns, span = w * period;
         uint64_t in = wp_window_pieces(&wp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
         w = (in + period / 2) / period;
-        if (w == 0)
+        if (w == 0) {
+            s->unselected_signals++;
+            wp_skip_unselected(slot, s, rel, period);
             goto done;
+        }
     }
     /* Each expiration stands for stride configured periods. */
     w *= stride;
