@@ -34,8 +34,17 @@
 # configuration always runs first.  The ratios are medians over rounds of
 # per-round ratios (configuration / none of the same round).
 #
+# Benchmarks: wrapper_cost (MPI_Iprobe loop), pingpong, workload (the
+# run-time dilation, one run against another) and, when named in
+# BENCH_ONLY, inrun: the workload with waitprof's cost measured inside each
+# run (bench/workload.c's block mode: blocks with the MPI calls through
+# waitprof and sampling on alternate with blocks that call the PMPI names
+# with sampling paused; the ratio of the two is all of waitprof's cost, and
+# under none it shows the method's own noise).
+#
 # Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
-# BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000);
+# BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000),
+# BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
 # skips the instruction counts and the two machine probes (cold_cache.c,
@@ -61,6 +70,8 @@ TRIPS=${BENCH_PP_TRIPS:-5000}
 PP_REPEATS=${BENCH_PP_REPEATS:-181}
 ONLY=${BENCH_ONLY:-wrapper_cost pingpong workload}
 ITERS=${BENCH_WORK_ITERS:-7000}
+INRUN_ITERS=${BENCH_INRUN_ITERS:-40000}
+INRUN_BLOCK=${BENCH_INRUN_BLOCK:-50}
 CONFIGS=${BENCH_CONFIGS:-none hz1 hz100 hz1000}
 SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 
@@ -72,7 +83,7 @@ RAW="$RES/raw.tsv"
 printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
 
 for p in wrapper_cost pingpong workload; do
-    $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c"
+    $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c" -lm
 done
 case " $CONFIGS " in
 *" floor-wrap "*) $MPICC -std=c11 -O2 -Wall -Wextra -shared -fPIC -o "$BIN/floor_wrap.so" "$SRC/floor_wrap.c" ;;
@@ -162,7 +173,9 @@ run() {
         # The profile is not needed for the figures; keep the meta files only.
         find "$wpdir" -type f ! -name '*.meta' -delete ;;
     esac
-    line=$(grep "^$b " "$log" | head -n 1) || true
+    pat=$b
+    [ "$b" = inrun ] && pat=workload_blocks
+    line=$(grep "^$pat " "$log" | head -n 1) || true
     [ -n "$line" ] || { echo "bench/run.sh: $b ($c) printed no result; output in $log" >&2; cat "$log" >&2; exit 1; }
     case $b in
     wrapper_cost)
@@ -179,6 +192,10 @@ run() {
     workload)
         record "$r" "$b" "$c" seconds "$(echo "$line" | field seconds)"
         record "$r" "$b" "$c" residual "$(echo "$line" | field residual)" ;;
+    inrun)
+        for k in pairs ratio_median ratio_sum median_se; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done ;;
     esac
 }
 
@@ -216,6 +233,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             wrapper_cost) run "$r" $b "$c" 1 "$BIN/wrapper_cost" "$CALLS" 9 ;;
             pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
+            inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
             esac
         done
@@ -432,12 +450,25 @@ med() { values "$1" "$2" "$3" | median; }
         printf '| %s | %s | %s | %s | %s |\n' "$c" "$(fmt '%.3f' "$(med workload "$c" seconds)")" "$wr" \
             "$(fmt '%.3f' "$(med workload "$c" wall_s)")" "$er"
     done
+    case " $ONLY " in
+    *" inrun "*)
+        echo
+        echo "In-run dilation, 2 ranks ($INRUN_ITERS sweeps of the workload in blocks of $INRUN_BLOCK; blocks with the MPI calls through waitprof and sampling on alternate with blocks that call the PMPI names with sampling paused, in pairs on-off, off-on). Per run: the median over pairs of on/off, its standard error from the quartiles, and the sum of on over the sum of off. Medians over rounds, then each round's median ratio:"
+        echo
+        echo "| configuration | pairs per run | on/off, median over pairs | its standard error | sum on / sum off | per round (median over pairs) |"
+        echo "|---|---|---|---|---|---|"
+        for c in $CONFIGS; do
+            printf '| %s | %s | %s | %s | %s | %s |\n' "$c" "$(fmt '%.0f' "$(med inrun "$c" pairs)")" \
+                "$(fmt '%.4f' "$(med inrun "$c" ratio_median)")" "$(fmt '%.4f' "$(med inrun "$c" median_se)")" \
+                "$(fmt '%.4f' "$(med inrun "$c" ratio_sum)")" "$(values inrun "$c" ratio_median | tr '\n' ' ' | sed 's/ $//')"
+        done ;;
+    esac
     echo
     echo "Handler cost per sample, from rank.R.meta (mean = handler_ns_total / handler_calls over all ranks; median = the larger rank's handler_ns_median, the middle of an eighth-octave bin, within about 6 % (quarter-octave, 12 %, for libraries from 28fa86c to 9b4edf9)), medians over the rounds that had samples:"
     echo
     echo "| benchmark | configuration | samples per run | handler calls per run | handler mean ns | handler median ns | handler time / run time |"
     echo "|---|---|---|---|---|---|---|"
-    for b in wrapper_cost pingpong workload; do
+    for b in $ONLY; do
         for c in $CONFIGS; do
             [ "$c" = none ] && continue
             printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$b" "$c" \

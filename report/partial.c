@@ -173,6 +173,8 @@ void wp_totals_collect(struct wp_totals *t)
         t->slow_unwinds += s->slow_unwinds;
         t->by_source += s->by_source;
         t->by_estimate += s->by_estimate;
+        t->paused_signals += s->paused_signals;
+        t->unselected_signals += s->unselected_signals;
         t->handler_calls += s->handler_calls;
         t->handler_ns += s->handler_ns;
         t->merged += s->merged;
@@ -280,6 +282,13 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_kv(&o, "slow_unwinds", t.slow_unwinds);
     wp_kv(&o, "samples_by_source", t.by_source);
     wp_kv(&o, "samples_by_estimate", t.by_estimate);
+    /* Signals during MPI_Pcontrol(0): one per thread per pause when the
+     * timers stop as they should (sampler.h). */
+    wp_kv(&o, "paused_signals", t.paused_signals);
+    /* Signals in time START/STOP/WINDOW leave out: about one per thread
+     * and unselected stretch with a wall clock (sampler.c,
+     * wp_skip_unselected); every period with a CPU clock. */
+    wp_kv(&o, "unselected_signals", t.unselected_signals);
     wp_kv(&o, "untracked_requests", wp_req_untracked);
     wp_kv(&o, "handler_calls", t.handler_calls);
     wp_kv(&o, "handler_ns_total", t.handler_ns);

@@ -19,7 +19,8 @@
 #include <stdint.h>
 
 struct wp_totals {
-    uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, lib_unwinds, slow_unwinds, by_source, by_estimate;
+    uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, lib_unwinds, slow_unwinds, by_source, by_estimate,
+        paused_signals, unselected_signals;
     uint64_t handler_calls, handler_ns, handler_median_ns;
     uint64_t merged;     /* weight kept under shortened stacks (memory budget) */
     uint32_t stride_max; /* largest timer period in configured periods */

@@ -83,6 +83,17 @@ static inline int wp_window_on(const struct wp_timesel *t, uint64_t since_init_n
     return t->every_ns == 0 || (since_init_ns - t->start_ns) % t->every_ns < t->for_ns;
 }
 
+/* The first selected instant at or after at, or UINT64_MAX when nothing
+ * is selected from at on.  Arithmetic only (the SIGPROF handler calls
+ * it). */
+static inline uint64_t wp_window_next(const struct wp_timesel *t, uint64_t at)
+{
+    uint64_t x = at < t->start_ns ? t->start_ns : at;
+    if (t->every_ns && (x - t->start_ns) % t->every_ns >= t->for_ns)
+        x = t->start_ns + ((x - t->start_ns) / t->every_ns + 1) * t->every_ns;
+    return t->stop_ns && x >= t->stop_ns ? UINT64_MAX : x;
+}
+
 /* Intersect [from, to) with the time selection and call fn(a, b, arg) for
  * every selected piece, in order.  Returns the selected nanoseconds. */
 uint64_t wp_window_pieces(const struct wp_timesel *t, uint64_t from, uint64_t to,

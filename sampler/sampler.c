@@ -11,6 +11,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -195,16 +196,80 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
     return k;
 }
 
+/* Start (or restart) a thread's timer with stride configured periods, the
+ * first expiration first_ns from now (0: one period).  Async-signal-safe:
+ * timer_settime is on POSIX's list, the rest is arithmetic on values fixed
+ * at start. */
+static int wp_arm_in(struct wp_slot *slot, uint32_t stride, uint64_t first_ns)
+{
+    uint64_t p = wp_period_ns * (stride ? stride : 1), f = first_ns ? first_ns : p;
+    struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
+                             {(time_t)(f / 1000000000ull), (long)(f % 1000000000ull)}};
+    return timer_settime(slot->timer, 0, &its, NULL);
+}
+
+static int wp_arm(struct wp_slot *slot, uint32_t stride)
+{
+    return wp_arm_in(slot, stride, 0);
+}
+
+/* A signal that found no selected time (WAITPROF_START, STOP, WINDOW):
+ * rather than take a signal every period through the unselected stretch,
+ * the handler moves its own timer's next expiration to one period after
+ * the first selected instant (wp_window_next), or stops it when STOP has
+ * passed, so the stretch costs one signal.  The first signal after it
+ * then stands for a period of selected time, so the weights stay right.
+ * Own timer only, like wp_slow_down; wp_arm_in and timer_settime are
+ * async-signal-safe.  Not with a CPU clock: the selection is in wall
+ * time, which a thread's CPU time cannot be set to. */
+static void wp_skip_unselected(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period)
+{
+    static const struct itimerspec off;
+    uint64_t next = wp_window_next(&wp_cfg.tsel, rel);
+    if (wp_cfg.cpu_clock || (next != UINT64_MAX && next <= rel + period) ||
+        !__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE))
+        return;
+    if (next == UINT64_MAX)
+        timer_settime(slot->timer, 0, &off, NULL);
+    else
+        wp_arm_in(slot, s->stride, next - rel + period);
+}
+
+/* MPI_Pcontrol: only a thread's own handler stops or restarts its timer,
+ * so these never race with wp_slow_down's re-arm, and a timer always runs
+ * at its thread's stride.  A signal that finds the pause in force stops
+ * the timer, so the paused stretch costs no more signals; the resume
+ * (wp_sampler_pause) sends each stopped thread a SIGPROF of its own, on
+ * which wp_resume_own restarts it.  Both sides write their flag and then
+ * read the other's (sequentially consistent, a Dekker pair): a resume
+ * that comes while a handler is stopping the timer is seen by one of them,
+ * and the exchange on the flag lets exactly one restart it.  Both call
+ * timer_settime (via wp_arm), async-signal-safe by POSIX. */
+static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
+{
+    if (!__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
+        wp_arm(slot, s->stride);
+}
+
+static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
+{
+    static const struct itimerspec off;
+    if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || timer_settime(slot->timer, 0, &off, NULL) != 0)
+        return;
+    __atomic_store_n(&slot->disarmed, 1, __ATOMIC_SEQ_CST);
+    wp_resume_own(slot, s);
+}
+
 /* Halve this thread's rate when its store passed another step towards
  * full (wp_store_pressure).  Design: the handler re-arms its own thread's
  * timer with twice the period rather than skipping every other tick.
- * timer_settime is on POSIX's list of async-signal-safe functions, touches
- * only this thread's timer (no other thread re-arms it; the stopper may
- * delete it concurrently, and then the call just fails with EINVAL), and a
- * longer period also halves the cost of the signals, which dominates
- * waitprof's overhead (doc/performance.md), where skipping ticks would keep
- * paying it.  The weights stay exact: every expiration after the re-arm
- * weighs the new stride, in units of the configured period. */
+ * wp_arm is async-signal-safe (see there), touches only this thread's
+ * timer (no other thread re-arms it, see wp_resume_own; the stopper may
+ * delete it concurrently, and then the call just fails with EINVAL), and a longer
+ * period also halves the cost of the signals, which dominates waitprof's
+ * overhead (doc/performance.md), where skipping ticks would keep paying
+ * it.  The weights stay exact: every expiration after the re-arm weighs
+ * the new stride, in units of the configured period. */
 static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
 {
     uint32_t stride = s->stride ? s->stride : 1;
@@ -215,10 +280,7 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
     if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_cfg.hz)
         return;
     stride *= 2;
-    long period = 1000000000L / wp_cfg.hz * (long)stride;
-    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
-    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && timer_settime(slot->timer, 0, &its, NULL) == 0)
+    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && wp_arm(slot, stride) == 0)
         s->stride = stride;
 }
 
@@ -234,7 +296,9 @@ static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
  *   memory.
  * - wp_src_stalled: reads this thread's TLS and a static counter array.
- * - wp_slow_down: timer_settime, async-signal-safe by POSIX (see there).
+ * - wp_slow_down, wp_pause_own, wp_resume_own, wp_skip_unselected:
+ *   timer_settime, async-signal-safe by POSIX (see wp_arm_in); the
+ *   window arithmetic of runtime/select.h.
  * errno is saved and restored because unwinding may set it. */
 static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -253,8 +317,17 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     /* The handler's own time, in ticks: a TSC read touches no memory, where
      * the vDSO clock reads its data page, cold at 100 Hz. */
     uint64_t c0 = wp_ticks();
-    if (__atomic_load_n(&wp_paused, __ATOMIC_RELAXED))
+    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
+     * SIGPROF someone else sent, which is no sample. */
+    if (si->si_code != SI_TIMER) {
+        wp_resume_own(slot, s);
         goto done;
+    }
+    if (__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST)) {
+        s->paused_signals++;
+        wp_pause_own(slot, s);
+        goto done;
+    }
     uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
     uint32_t stride = s->stride ? s->stride : 1;
     /* Time selection (START/STOP/WINDOW): the w expirations this signal
@@ -267,8 +340,11 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         uint64_t period = wp_period_ns * stride, rel = t0 - wp_cfg.t0_ns, span = w * period;
         uint64_t in = wp_window_pieces(&wp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
         w = (in + period / 2) / period;
-        if (w == 0)
+        if (w == 0) {
+            s->unselected_signals++;
+            wp_skip_unselected(slot, s, rel, period);
             goto done;
+        }
     }
     /* Each expiration stands for stride configured periods. */
     w *= stride;
@@ -434,11 +510,9 @@ static int wp_thread_begin(void)
         return -1;
     }
     wp_self.slot = slot;
-    long period = 1000000000L / wp_cfg.hz;
-    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
     __atomic_store_n(&slot->armed, 1, __ATOMIC_RELEASE);
-    if (timer_settime(slot->timer, 0, &its, NULL) != 0) {
+    /* Started even during MPI_Pcontrol(0): its first signal stops it. */
+    if (wp_arm(slot, 1) != 0) {
         wp_log_always("waitprof: timer_settime failed (%s); thread %d is not sampled",
                       strerror(errno), slot->index);
         wp_self.slot = NULL;
@@ -622,11 +696,28 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
     paused = paused != 0;
     if (__atomic_load_n(&wp_paused, __ATOMIC_ACQUIRE) == paused)
         return;
-    __atomic_store_n(&wp_paused, paused, __ATOMIC_RELEASE);
+    __atomic_store_n(&wp_paused, paused, __ATOMIC_SEQ_CST);
     if (wp_ntoggles < WP_TOGGLES_MAX)
         wp_toggles[wp_ntoggles++] = now_ns > wp_cfg.t0_ns ? now_ns - wp_cfg.t0_ns : 0;
     else
         wp_toggles_lost++;
+    /* A pause needs nothing more: each handler stops its own timer
+     * (wp_pause_own).  A resume wakes the threads whose timers are
+     * stopped, and each restarts its own (wp_resume_own).  A thread that
+     * ended meanwhile gets nothing (ESRCH); should its id already belong
+     * to another thread of the process, that thread's handler takes the
+     * signal for what it is, a wake-up, and restarts nothing of its own
+     * unless stopped. */
+    if (paused || !wp_started)
+        return;
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_THREADS)
+        n = WP_MAX_THREADS;
+    pid_t pid = getpid();
+    for (int i = 0; i < n; i++)
+        if (__atomic_load_n(&wp_slots[i].armed, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&wp_slots[i].disarmed, __ATOMIC_SEQ_CST))
+            syscall(SYS_tgkill, pid, wp_slots[i].tid, SIGPROF);
 }
 
 /* Pieces less than a millisecond apart (a pause of no length) are reported

@@ -47,8 +47,10 @@ uint64_t wp_sampler_unsampled_threads(void);
 uint64_t wp_sampler_pool_bytes(void);
 
 /* MPI_Pcontrol: 0 pauses sampling on this rank, anything else resumes it.
- * Normal context.  The toggles are kept (up to WP_TOGGLES_MAX) so that the
- * sampled intervals can be reported. */
+ * Normal context.  A pause stops the timers too, so a paused stretch costs
+ * no signals: each thread's next signal (within one period) stops its own
+ * timer; resuming restarts them.  The toggles are kept (up to
+ * WP_TOGGLES_MAX) so that the sampled intervals can be reported. */
 #define WP_TOGGLES_MAX 1024
 void wp_sampler_pause(int paused, uint64_t now_ns);
 /* Sampled intervals of [t0, end): the time selection intersected with the

@@ -80,6 +80,8 @@ struct wp_store {
     uint64_t slow_unwinds;   /* of those, by the signal-frame cursor, not the fast trace */
     uint64_t by_source;      /* Work/Stall told by the runtime stall source (mpit/) */
     uint64_t by_estimate;    /* Work/Stall told by the estimator's rule when the call returned */
+    uint64_t paused_signals; /* signals that came during MPI_Pcontrol(0), unweighted */
+    uint64_t unselected_signals; /* signals with no time selected by START/STOP/WINDOW */
     uint64_t handler_calls;
     uint64_t handler_ns;
     uint64_t handler_hist[WP_HANDLER_BINS];

@@ -56,7 +56,8 @@ struct wp_slot {
     int index;                     /* 0 = the thread that called MPI_Init */
     pid_t tid;
     timer_t timer;
-    volatile int armed;            /* timer exists and is running */
+    volatile int armed;            /* timer exists (running unless disarmed) */
+    volatile int disarmed;         /* stopped by its own handler during MPI_Pcontrol(0) */
     volatile sig_atomic_t in_handler;
     struct wp_store *store;        /* preallocated; survives the thread */
 };

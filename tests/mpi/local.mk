@@ -87,7 +87,12 @@ print-src-tests:
 check_PROGRAMS += tests/mpi/select
 tests_mpi_select_SOURCES = tests/mpi/select.c
 tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)
-WP_SELECT_TESTS = tests/mpi/t_select.sh tests/mpi/t_window.sh tests/mpi/t_budget.sh
+# The sampling timers themselves: aligned, stopped by MPI_Pcontrol(0).
+check_PROGRAMS += tests/mpi/timers
+tests_mpi_timers_SOURCES = tests/mpi/timers.c
+tests_mpi_timers_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_timers_LDADD = -lpthread
+WP_SELECT_TESTS = tests/mpi/t_select.sh tests/mpi/t_window.sh tests/mpi/t_budget.sh tests/mpi/t_timers.sh
 TESTS += $(WP_SELECT_TESTS)
 EXTRA_DIST += $(WP_SELECT_TESTS)
 

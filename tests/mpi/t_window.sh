@@ -9,7 +9,10 @@
 # - WAITPROF_WINDOW=every:0.4,for:0.1: sampled = the pieces of [0, duration)
 #   with (t mod 0.4) < 0.1.
 # Each run also checks that rank.R.meta's sampled_ns and sampled_intervals
-# say the same and that sampling.txt lists the intervals.
+# say the same and that sampling.txt lists the intervals, and that the
+# unselected time cost few signals (meta unselected_signals: the timer
+# skips each unselected stretch, so at most 3 per stretch, where a timer
+# running through them would give 500 per second of them).
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/select
 hz=500
@@ -49,12 +52,23 @@ w1=$(wp_calc "$(phase "$out" 1 a) + $(phase "$out" 1 c)")
 check_sampled "$out" "Pcontrol(0) over 0.6 of 1.8 s" "$w0" "$w1"
 wp_check_between "Pcontrol: paused part of the run, s" "$(wp_calc "$(dur "$out" 0) - $(wp_meta "$out/rank.0.meta" samples) / $hz")" 0.5 0.75
 
+# check_unselected DIR LABEL STRETCHES — signals in unselected time, per rank.
+check_unselected() {
+    for r in 0 1; do
+        wp_check_between "$2: rank $r signals in unselected time ($3 stretches)" \
+            "$(wp_meta "$1/rank.$r.meta" unselected_signals)" 0 $((3 * $3))
+    done
+}
+check_unselected "$out" "Pcontrol" 0
+
 # 2. START and STOP.
 WAITPROF_START=0.4 WAITPROF_STOP=1.2 run startstop 0.9 0 0.9
 check_sampled "$out" "START=0.4 STOP=1.2" 0.8 0.8
+check_unselected "$out" "START=0.4 STOP=1.2" 2
 
 # 3. A periodic window.
 WAITPROF_WINDOW=every:0.4,for:0.1 run window 0.9 0 0.9
 want() { awk -v d="$1" 'BEGIN { s = 0; for (t = 0; t < d; t += 0.4) { e = t + 0.1; if (e > d) e = d; s += e - t } printf "%.4f", s }'; }
 check_sampled "$out" "WINDOW every:0.4,for:0.1" "$(want "$(dur "$out" 0)")" "$(want "$(dur "$out" 1)")"
+check_unselected "$out" "WINDOW every:0.4,for:0.1" "$(awk -v d="$(dur "$out" 0)" 'BEGIN { printf "%d", d / 0.4 + 1 }')"
 exit 0

@@ -221,6 +221,19 @@ START_TEST(test_window_pieces)
     /* No selection at all: everything. */
     struct wp_timesel all = {0, 0, 0, 0};
     ck_assert_uint_eq(wp_window_pieces(&all, 10, 20, NULL, NULL), 10);
+    /* The first selected instant from a given time on. */
+    ck_assert_uint_eq(wp_window_next(&t, 0), 100);
+    ck_assert_uint_eq(wp_window_next(&t, 500), 500);
+    ck_assert_uint_eq(wp_window_next(&t, 1000), UINT64_MAX);
+    ck_assert_uint_eq(wp_window_next(&w, 0), 100);
+    ck_assert_uint_eq(wp_window_next(&w, 150), 150);
+    ck_assert_uint_eq(wp_window_next(&w, 200), 500);
+    ck_assert_uint_eq(wp_window_next(&w, 899), 900);
+    ck_assert_uint_eq(wp_window_next(&w, 950), 950);
+    ck_assert_uint_eq(wp_window_next(&w, 1000), UINT64_MAX);
+    struct wp_timesel open_end = {0, 0, 400, 100};
+    ck_assert_uint_eq(wp_window_next(&open_end, 100), 400);
+    ck_assert_uint_eq(wp_window_next(&all, 7), 7);
 }
 END_TEST
 

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The sampling timers as the kernel holds them (tests/mpi/timers.c reads
+# each SIGPROF timer with timer_gettime on 2 ranks of 3 sampled threads,
+# at 1000 Hz):
+# - while sampling, every sampled thread's timer runs with a 1 ms period;
+# - during MPI_Pcontrol(0) every one of them is stopped (within a second:
+#   a thread's timer stops at its next signal, when the thread next gets a
+#   core), and the handlers saw at most two signals per thread after the
+#   pause began (rank.R.meta paused_signals; at least 53 periods went by,
+#   so at least 53 signals per thread if the timers kept running);
+# - after MPI_Pcontrol(1) they all run again with the same period.
+. "$(dirname "$0")/../lib.sh"
+out=$WP_TMP/out
+WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 1000 >"$out.stdout" 2>"$out.stderr" ||
+    { rc=$?; cat "$out.stderr" >&2; wp_fail "timers exited with $rc"; }
+grep -q 'error=no-proc-timers' "$out.stdout" && wp_skip "/proc/self/timers is not readable here"
+cat "$out.stdout"
+grep -q 'error=' "$out.stdout" && wp_fail "a timer could not be read"
+
+# timers POINT — the timer lines of one point, both ranks.
+timers() { grep "^timer .* point=$1 " "$out.stdout"; }
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+for point in on paused resumed; do
+    n=$(timers $point | wc -l)
+    [ "$n" = 6 ] || wp_fail "$point: $n SIGPROF timers, expected 3 per rank (main and 2 workers)"
+done
+for point in on resumed; do
+    [ "$(timers $point | field armed | sort -u)" = 1 ] || wp_fail "$point: a timer is stopped"
+    [ "$(timers $point | field interval_ns | sort -u)" = 1000000 ] || wp_fail "$point: a period is not 1 ms"
+done
+[ "$(timers paused | field armed | sort -u)" = 0 ] || wp_fail "MPI_Pcontrol(0) left timers running for a second"
+wp_note "paused: $(grep '^paused ' "$out.stdout" | tr '\n' ' ')"
+for r in 0 1; do
+    meta=$out/rank.$r.meta
+    th=$(wp_meta "$meta" threads)
+    ps=$(wp_meta "$meta" paused_signals)
+    wp_check_between "rank $r signals during the pause ($th threads, 53 periods)" "$ps" 1 $((2 * th))
+done
+exit 0

@@ -1,0 +1,118 @@
+/* tests/mpi/timers.c — report the SIGPROF timers of this process, as the
+ * kernel sees them, while sampling runs, during MPI_Pcontrol(0) and after
+ * MPI_Pcontrol(1).
+ *
+ * usage: timers HZ
+ *
+ * Two worker threads are started after MPI_Init (so waitprof samples
+ * them) and compute until the end.  At each of the three points, every
+ * timer listed in /proc/self/timers that sends SIGPROF is read with the
+ * timer_gettime system call, and one line is printed per timer:
+ *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P
+ * armed says whether the timer will expire again.  The paused point is
+ * read after three periods of pause and then as soon as no timer runs, or
+ * after another second (printed as extra_wait_ms), so every thread's
+ * handler had its chance to stop its own timer.
+ */
+#include <signal.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int stop;
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    volatile double x = 0;
+    while (!stop)
+        for (int i = 0; i < 100000; i++)
+            x += i * 0.5;
+    return NULL;
+}
+
+static void pause_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Print the SIGPROF timers (when print) and return how many will expire
+ * again. */
+static int report(int rank, const char *point, int print)
+{
+    int running = 0;
+    FILE *f = fopen("/proc/self/timers", "r");
+    if (f == NULL) {
+        printf("timer rank=%d point=%s error=no-proc-timers\n", rank, point);
+        return 0;
+    }
+    char line[256];
+    int id = -1;
+    while (fgets(line, sizeof line, f)) {
+        int sig;
+        if (sscanf(line, "ID: %d", &id) == 1)
+            continue;
+        if (sscanf(line, "signal: %d/", &sig) != 1 || sig != SIGPROF || id < 0)
+            continue;
+        /* The kernel's own id, so the raw system call: glibc's timer_t is
+         * not guaranteed to be it. */
+        struct itimerspec its;
+        if (syscall(SYS_timer_gettime, id, &its) != 0) {
+            printf("timer rank=%d point=%s id=%d error=timer_gettime\n", rank, point, id);
+            continue;
+        }
+        uint64_t p = (uint64_t)its.it_interval.tv_sec * 1000000000ull + (uint64_t)its.it_interval.tv_nsec;
+        int armed = its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
+        running += armed;
+        if (print)
+            printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu\n", rank, point, id, armed,
+                   (unsigned long long)p);
+    }
+    fclose(f);
+    return running;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int hz = argc > 1 ? atoi(argv[1]) : 100;
+    if (hz < 1)
+        hz = 100;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, worker, NULL);
+    pause_s(0.2);
+    report(rank, "on", 1);
+    MPI_Pcontrol(0);
+    /* A timer stops at its thread's next signal, which comes when that
+     * thread next runs: on 2 cores shared by more busy threads, a thread
+     * may wait tens of milliseconds for a core.  So look again every
+     * 10 ms, for up to a second, before printing. */
+    pause_s(3.0 / hz + 0.05);
+    int waited = 0;
+    while (report(rank, "paused", 0) > 0 && waited < 1000) {
+        pause_s(0.01);
+        waited += 10;
+    }
+    printf("paused rank=%d extra_wait_ms=%d\n", rank, waited);
+    report(rank, "paused", 1);
+    MPI_Pcontrol(1);
+    pause_s(0.05);
+    report(rank, "resumed", 1);
+    stop = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
