@@ -178,6 +178,16 @@ void wp_totals_collect(struct wp_totals *t)
         t->handler_calls += s->handler_calls;
         t->handler_ns += s->handler_ns;
         t->merged += s->merged;
+        /* Samples still held for a call in progress (only at an abnormal
+         * end: a call's end settles its samples): the partial folded file
+         * writes them, so they are counted as samples, classified by the
+         * estimator's rule (wp_partial_write_folded). */
+        const struct wp_pending *p = s->pending;
+        uint32_t np = p ? (p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX) : 0;
+        for (uint32_t k = 0; k < np; k++) {
+            t->samples += p->weight[k];
+            t->by_estimate += p->weight[k];
+        }
         if (s->stride > t->stride_max)
             t->stride_max = s->stride;
         for (int b = 0; b < WP_HANDLER_BINS; b++)

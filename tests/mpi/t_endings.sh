@@ -88,6 +88,11 @@ stall=$(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Stall --path ';MP
 n=$((stall + $(wp_folded sum "$WP_TMP/term/rank.0.folded" --state MPI-Work --path ';MPI_Recv$')))
 [ "$n" -gt 50 ] || wp_fail "term: rank 0 has $n samples in MPI_Recv (waited > 1 s at 100 Hz)"
 [ $((stall * 10)) -ge $((n * 9)) ] || wp_fail "term: rank 0 has $stall of its $n samples in MPI_Recv in MPI-Stall, expected 90 %"
+# The meta file counts what the folded file holds, the samples of the
+# receive that never returned included.
+all0=$(wp_folded sum "$WP_TMP/term/rank.0.folded")
+[ "$(wp_meta "$WP_TMP/term/rank.0.meta" samples)" = "$all0" ] ||
+    wp_fail "term: rank.0.meta says samples=$(wp_meta "$WP_TMP/term/rank.0.meta" samples), its folded file holds $all0"
 n1=-
 if [ -f "$WP_TMP/term/rank.1.folded" ]; then
     n1=$(wp_folded sum "$WP_TMP/term/rank.1.folded" --state Not-in-MPI)
