@@ -7,7 +7,7 @@
  * with dlopen after the table was built); in each handler run both
  * unwinders walk the interrupted stack.  Wherever wp_cfi_unwind answers,
  * its frames must be libunwind's, exactly; it may decline, but rarely:
- * at most 2 % of a shape's samples (0.5 % was the most seen), and under
+ * at most 2 % of a shape's samples (0.75 % was the most seen), and under
  * 2 % of the walks from a recorded frame (none was seen). */
 #include <check.h>
 #include <dlfcn.h>
