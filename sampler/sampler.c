@@ -265,11 +265,11 @@ static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
  * timer with twice the period rather than skipping every other tick.
  * wp_arm is async-signal-safe (see there), touches only this thread's
  * timer (no other thread re-arms it, see wp_resume_own; the stopper may
- * delete it concurrently, and then the call just fails with EINVAL), and a longer
- * period also halves the cost of the signals, which dominates waitprof's
- * overhead (doc/performance.md), where skipping ticks would keep paying
- * it.  The weights stay exact: every expiration after the re-arm weighs
- * the new stride, in units of the configured period. */
+ * delete it concurrently, and then the call just fails with EINVAL), and
+ * a longer period also halves the cost of the signals, which dominates
+ * waitprof's overhead (doc/performance.md), where skipping ticks would
+ * keep paying it.  The weights stay exact: every expiration after the
+ * re-arm weighs the new stride, in units of the configured period. */
 static void wp_slow_down(struct wp_slot *slot, struct wp_store *s)
 {
     uint32_t stride = s->stride ? s->stride : 1;
@@ -328,7 +328,7 @@ static void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         wp_pause_own(slot, s);
         goto done;
     }
-    uint64_t w = (si->si_code == SI_TIMER && si->si_overrun > 0) ? (uint64_t)si->si_overrun + 1 : 1;
+    uint64_t w = si->si_overrun > 0 ? (uint64_t)si->si_overrun + 1 : 1;
     uint32_t stride = s->stride ? s->stride : 1;
     /* Time selection (START/STOP/WINDOW): the w expirations this signal
      * stands for happened over the last w periods, not all now (a thread

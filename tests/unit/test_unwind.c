@@ -6,7 +6,9 @@
  * qsort calling back into this file, a second thread, a library loaded
  * with dlopen after the table was built); in each handler run both
  * unwinders walk the interrupted stack.  Wherever wp_cfi_unwind answers,
- * its frames must be libunwind's, exactly; it may decline, but rarely. */
+ * its frames must be libunwind's, exactly; it may decline, but rarely:
+ * at most 2 % of a shape's samples (0.75 % was the most seen), and under
+ * 2 % of the walks from a recorded frame (none was seen). */
 #include <check.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -154,7 +156,7 @@ static void check_counts(const char *what, int min_samples)
     ck_assert_msg(samples >= min_samples, "%s: only %d samples", what, samples);
     /* Declining is allowed (PLT stubs, the timer's own signal entry) but
      * must stay the exception. */
-    ck_assert_msg(declined * 20 <= samples, "%s: declined %d of %d", what, declined, samples);
+    ck_assert_msg(declined * 50 <= samples, "%s: declined %d of %d", what, declined, samples);
 }
 
 static double spin_until(double secs, double (*work)(int), int arg)
@@ -300,7 +302,7 @@ START_TEST(test_shapes)
            from_mismatched);
     ck_assert_msg(from_mismatched == 0, "%s", first_mismatch);
     ck_assert_int_ge(from_samples, 150);
-    ck_assert_int_ge(from_answered * 20, from_samples * 19);
+    ck_assert_int_ge(from_answered * 50, from_samples * 49);
     check_counts("from a frame, plain caller", 200);
 
     reset();
