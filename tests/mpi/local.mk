@@ -87,7 +87,8 @@ print-src-tests:
 check_PROGRAMS += tests/mpi/select
 tests_mpi_select_SOURCES = tests/mpi/select.c
 tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)
-# The sampling timers themselves: aligned, stopped by MPI_Pcontrol(0).
+# The sampling timers themselves: stopped by MPI_Pcontrol(0), started again
+# by MPI_Pcontrol(1).
 check_PROGRAMS += tests/mpi/timers
 tests_mpi_timers_SOURCES = tests/mpi/timers.c
 tests_mpi_timers_CFLAGS = $(WP_TEST_CFLAGS)
