@@ -58,6 +58,8 @@ struct wp_slot {
     timer_t timer;
     volatile int armed;            /* timer exists (running unless disarmed) */
     volatile int disarmed;         /* stopped by its own handler during MPI_Pcontrol(0) */
+    uint64_t grid_ns;              /* CLOCK_MONOTONIC time of an expiration of the
+                                    * timer's current period (sampler.c, wp_arm_in) */
     volatile sig_atomic_t in_handler;
     struct wp_store *store;        /* preallocated; survives the thread */
 };
