@@ -248,8 +248,9 @@ static void wp_skip_unselected(struct wp_slot *slot, struct wp_store *s, uint64_
  * read the other's (sequentially consistent, a Dekker pair): a resume
  * that comes while a handler is stopping the timer is seen by one of them,
  * and the exchange on the flag lets exactly one restart it.  Both call
- * timer_settime (via wp_arm), async-signal-safe by POSIX. */
-/* The restart keeps the thread's grid: the first expiration is the next
+ * timer_settime and clock_gettime, async-signal-safe by POSIX.
+ *
+ * The restart keeps the thread's grid: the first expiration is the next
  * one the timer would have had, had it run on.  Then every grid point in
  * the sampled stretches is sampled, however short they are: a restart one
  * whole period later would never sample a stretch shorter than a period. */
