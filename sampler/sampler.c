@@ -197,12 +197,16 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
 }
 
 /* Start (or restart) a thread's timer with stride configured periods, the
- * first expiration first_ns from now (0: one period).  Async-signal-safe:
- * timer_settime is on POSIX's list, the rest is arithmetic on values fixed
- * at start. */
+ * first expiration first_ns from now (0: one period), and note that
+ * expiration's time as the thread's sampling grid.  Async-signal-safe:
+ * timer_settime and clock_gettime are on POSIX's list, the rest is
+ * arithmetic on values fixed at start. */
 static int wp_arm_in(struct wp_slot *slot, uint32_t stride, uint64_t first_ns)
 {
     uint64_t p = wp_period_ns * (stride ? stride : 1), f = first_ns ? first_ns : p;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    slot->grid_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + f;
     struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
                              {(time_t)(f / 1000000000ull), (long)(f % 1000000000ull)}};
     return timer_settime(slot->timer, 0, &its, NULL);
@@ -244,11 +248,22 @@ static void wp_skip_unselected(struct wp_slot *slot, struct wp_store *s, uint64_
  * read the other's (sequentially consistent, a Dekker pair): a resume
  * that comes while a handler is stopping the timer is seen by one of them,
  * and the exchange on the flag lets exactly one restart it.  Both call
- * timer_settime (via wp_arm), async-signal-safe by POSIX. */
+ * timer_settime and clock_gettime, async-signal-safe by POSIX.
+ *
+ * The restart keeps the thread's grid: the first expiration is the next
+ * one the timer would have had, had it run on.  Then every grid point in
+ * the sampled stretches is sampled, however short they are: a restart one
+ * whole period later would never sample a stretch shorter than a period. */
 static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
 {
-    if (!__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
-        wp_arm(slot, s->stride);
+    if (__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) || !__atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
+        return;
+    uint64_t p = wp_period_ns * (s->stride ? s->stride : 1), g = slot->grid_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t first = now < g ? (g - now) % p : p - (now - g) % p;
+    wp_arm_in(slot, s->stride, first ? first : p);
 }
 
 static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
@@ -701,13 +716,23 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
         wp_toggles[wp_ntoggles++] = now_ns > wp_cfg.t0_ns ? now_ns - wp_cfg.t0_ns : 0;
     else
         wp_toggles_lost++;
-    /* A pause needs nothing more: each handler stops its own timer
-     * (wp_pause_own).  A resume wakes the threads whose timers are
-     * stopped, and each restarts its own (wp_resume_own).  A thread that
-     * ended meanwhile gets nothing (ESRCH); should its id already belong
-     * to another thread of the process, that thread's handler takes the
-     * signal for what it is, a wake-up, and restarts nothing of its own
-     * unless stopped. */
+    /* The calling thread stops its own timer now (its own, in normal
+     * context, with SIGPROF blocked so its handler cannot come in
+     * between), so its pause costs no signal; every other thread's
+     * handler stops its own at its next signal (wp_pause_own).  A resume
+     * wakes the threads whose timers are stopped, and each restarts its
+     * own on its grid (wp_resume_own).  A thread that ended meanwhile gets
+     * nothing (ESRCH); should its id already belong to another thread of
+     * the process, that thread's handler takes the signal for what it is,
+     * a wake-up, and restarts nothing of its own unless stopped. */
+    if (paused && wp_started && wp_self.slot && wp_self.slot->store) {
+        sigset_t prof, old;
+        sigemptyset(&prof);
+        sigaddset(&prof, SIGPROF);
+        pthread_sigmask(SIG_BLOCK, &prof, &old);
+        wp_pause_own(wp_self.slot, wp_self.slot->store);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     if (paused || !wp_started)
         return;
     int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);

@@ -57,7 +57,9 @@ struct wp_slot {
     pid_t tid;
     timer_t timer;
     volatile int armed;            /* timer exists (running unless disarmed) */
-    volatile int disarmed;         /* stopped by its own handler during MPI_Pcontrol(0) */
+    volatile int disarmed;         /* stopped for MPI_Pcontrol(0), by its own thread */
+    uint64_t grid_ns;              /* CLOCK_MONOTONIC time of an expiration of the
+                                    * timer's current period (sampler.c, wp_arm_in) */
     volatile sig_atomic_t in_handler;
     struct wp_store *store;        /* preallocated; survives the thread */
 };

@@ -8,7 +8,10 @@
 #   core), and the handlers saw at most two signals per thread after the
 #   pause began (rank.R.meta paused_signals; at least 53 periods went by,
 #   so at least 53 signals per thread if the timers kept running);
-# - after MPI_Pcontrol(1) they all run again with the same period.
+# - after MPI_Pcontrol(1) they all run again with the same period;
+# - a run paused and resumed every 3 ms at 100 Hz (shorter than a period)
+#   has as many samples as its resumed time at that rate (±20 %): a resume
+#   keeps the thread's sampling grid.
 . "$(dirname "$0")/../lib.sh"
 out=$WP_TMP/out
 WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 1000 >"$out.stdout" 2>"$out.stderr" ||
@@ -36,5 +39,15 @@ for r in 0 1; do
     th=$(wp_meta "$meta" threads)
     ps=$(wp_meta "$meta" paused_signals)
     wp_check_between "rank $r signals during the pause ($th threads, 53 periods)" "$ps" 1 $((2 * th))
+done
+
+out=$WP_TMP/toggle
+WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 100 toggle >"$out.stdout" 2>"$out.stderr" ||
+    { rc=$?; cat "$out.stderr" >&2; wp_fail "timers toggle exited with $rc"; }
+for r in 0 1; do
+    on=$(sed -n "s/^toggle rank=$r on_s=//p" "$out.stdout")
+    want=$(wp_calc "$on * 100")
+    wp_check_between "toggle: rank $r samples (resumed $on s in 3 ms pieces)" \
+        "$(wp_meta "$out/rank.$r.meta" samples)" "$(wp_calc "$want * 0.8")" "$(wp_calc "$want * 1.2")"
 done
 exit 0

@@ -3,6 +3,7 @@
  * MPI_Pcontrol(1).
  *
  * usage: timers HZ
+ *        timers HZ toggle
  *
  * Two worker threads are started after MPI_Init (so waitprof samples
  * them) and compute until the end.  At each of the three points, every
@@ -13,6 +14,13 @@
  * read after three periods of pause and then as soon as no timer runs, or
  * after another second (printed as extra_wait_ms), so every thread's
  * handler had its chance to stop its own timer.
+ *
+ * toggle: no workers; sampling is paused from the start, then resumed for
+ * 3 ms and paused for 3 ms, 300 times, shorter than a period at 100 Hz.
+ * Prints the time spent resumed, as the program measured it:
+ *   toggle rank=R on_s=S
+ * (t_timers.sh: the samples must follow it, as they would without the
+ * pauses: a restart that began a new period would sample none of it.)
  */
 #include <signal.h>
 #include <mpi.h>
@@ -35,6 +43,14 @@ static void *worker(void *arg)
         for (int i = 0; i < 100000; i++)
             x += i * 0.5;
     return NULL;
+}
+
+static void spin_s(double s)
+{
+    double t0 = MPI_Wtime();
+    volatile double x = 0;
+    while (MPI_Wtime() - t0 < s)
+        x += 1.0;
 }
 
 static void pause_s(double s)
@@ -88,6 +104,22 @@ int main(int argc, char **argv)
     int hz = argc > 1 ? atoi(argv[1]) : 100;
     if (hz < 1)
         hz = 100;
+    if (argc > 2 && strcmp(argv[2], "toggle") == 0) {
+        MPI_Pcontrol(0);
+        double on = 0;
+        for (int i = 0; i < 300; i++) {
+            double t0 = MPI_Wtime();
+            MPI_Pcontrol(1);
+            spin_s(0.003);
+            MPI_Pcontrol(0);
+            on += MPI_Wtime() - t0;
+            spin_s(0.003);
+        }
+        printf("toggle rank=%d on_s=%.4f\n", rank, on);
+        fflush(stdout);
+        MPI_Finalize();
+        return 0;
+    }
     pthread_t th[2];
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, worker, NULL);
