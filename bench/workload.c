@@ -100,19 +100,15 @@ int main(int argc, char **argv)
         /* A real status array, not MPI_STATUSES_IGNORE: GCC 12 warns about
          * MPICH's (MPI_Status *)1 as an array of size 0. */
         MPI_Status st[4];
-        if (direct) {
-            PMPI_Irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
-            PMPI_Irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
-            PMPI_Isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
-            PMPI_Isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
-            PMPI_Waitall(4, rq, st);
-        } else {
-            MPI_Irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
-            MPI_Irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
-            MPI_Isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
-            MPI_Isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
-            MPI_Waitall(4, rq, st);
-        }
+        /* The same calls, through waitprof or past it (direct). */
+        int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = direct ? PMPI_Irecv : MPI_Irecv;
+        int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = direct ? PMPI_Isend
+                                                                                               : MPI_Isend;
+        irecv(&u[0], nx, MPI_DOUBLE, up, 1, MPI_COMM_WORLD, &rq[0]);
+        irecv(&u[(size_t)(ny + 1) * nx], nx, MPI_DOUBLE, down, 2, MPI_COMM_WORLD, &rq[1]);
+        isend(&u[(size_t)1 * nx], nx, MPI_DOUBLE, up, 2, MPI_COMM_WORLD, &rq[2]);
+        isend(&u[(size_t)ny * nx], nx, MPI_DOUBLE, down, 1, MPI_COMM_WORLD, &rq[3]);
+        (direct ? PMPI_Waitall : MPI_Waitall)(4, rq, st);
         double local = 0.0;
         for (int j = 1; j <= ny; j++)
             for (int i = 1; i < nx - 1; i++) {
@@ -124,10 +120,7 @@ int main(int argc, char **argv)
         double *w = u;
         u = v;
         v = w;
-        if (direct)
-            PMPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        else
-            MPI_Allreduce(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        (direct ? PMPI_Allreduce : MPI_Allreduce)(&local, &res, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
     double mine = MPI_Wtime() - t0, worst = 0.0;
     if (block > 0 && iters % block == 0 && nblocks > 0)

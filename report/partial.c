@@ -182,11 +182,10 @@ void wp_totals_collect(struct wp_totals *t)
          * end: a call's end settles its samples): the partial folded file
          * writes them, so they are counted as samples, classified by the
          * estimator's rule (wp_partial_write_folded). */
-        const struct wp_pending *p = s->pending;
-        uint32_t np = p ? (p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX) : 0;
-        for (uint32_t k = 0; k < np; k++) {
-            t->samples += p->weight[k];
-            t->by_estimate += p->weight[k];
+        if (s->pending) {
+            uint64_t stall, held = wp_pending_split(s->pending, 0, UINT64_MAX, &stall);
+            t->samples += held;
+            t->by_estimate += held;
         }
         if (s->stride > t->stride_max)
             t->stride_max = s->stride;

@@ -217,6 +217,14 @@ static int wp_arm(struct wp_slot *slot, uint32_t stride)
     return wp_arm_in(slot, stride, 0);
 }
 
+/* Stop a thread's timer (its own, from its handler or with SIGPROF
+ * blocked).  timer_settime is async-signal-safe. */
+static int wp_disarm(struct wp_slot *slot)
+{
+    static const struct itimerspec off;
+    return timer_settime(slot->timer, 0, &off, NULL);
+}
+
 /* A signal that found no selected time (WAITPROF_START, STOP, WINDOW):
  * rather than take a signal every period through the unselected stretch,
  * the handler moves its own timer's next expiration to one period after
@@ -228,13 +236,12 @@ static int wp_arm(struct wp_slot *slot, uint32_t stride)
  * time, which a thread's CPU time cannot be set to. */
 static void wp_skip_unselected(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period)
 {
-    static const struct itimerspec off;
     uint64_t next = wp_window_next(&wp_cfg.tsel, rel);
     if (wp_cfg.cpu_clock || (next != UINT64_MAX && next <= rel + period) ||
         !__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE))
         return;
     if (next == UINT64_MAX)
-        timer_settime(slot->timer, 0, &off, NULL);
+        wp_disarm(slot);
     else
         wp_arm_in(slot, s->stride, next - rel + period);
 }
@@ -268,8 +275,7 @@ static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
 
 static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
 {
-    static const struct itimerspec off;
-    if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || timer_settime(slot->timer, 0, &off, NULL) != 0)
+    if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || wp_disarm(slot) != 0)
         return;
     __atomic_store_n(&slot->disarmed, 1, __ATOMIC_SEQ_CST);
     wp_resume_own(slot, s);
