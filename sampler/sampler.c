@@ -201,13 +201,13 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
  * a wall clock).  Why: on a busy CPU the kernel takes its tick anyway
  * (CONFIG_HZ times a second, at multiples of the tick in CLOCK_MONOTONIC),
  * and a timer that expires at the same instant is served by the same
- * interrupt.  A timer between two ticks costs an interrupt of its own,
- * which on a virtual machine means leaving the guest: measured here, about
- * 30-45 us per signal with an empty handler against 3-14 us on the tick
- * (doc/performance.md).  So every thread samples on one grid, the
- * multiples of its period p, each moved to the next tick where p is not a
- * multiple of the tick T: 100 Hz on a 250 Hz kernel samples after 12 ms
- * and 8 ms in turn, 10 ms on average.  That pattern repeats every
+ * interrupt.  A timer between two ticks costs an interrupt of its own:
+ * on this project's virtual machine 25-40 us of the interrupted thread's
+ * time per signal with an empty handler, where on the tick no cost could
+ * be told from zero (doc/performance.md).  So every thread samples on one
+ * grid, the multiples of its period p, each moved to the next tick where p
+ * is not a multiple of the tick T: 100 Hz on a 250 Hz kernel samples after
+ * 12 ms and 8 ms in turn, 10 ms on average.  That pattern repeats every
  * lcm(p, T), so m = T / gcd(p, T) periodic timers with period m*p, one per
  * phase, give it without re-arming a timer at each signal (a timer_settime
  * in the handler took 4 us here, as long as the rest of the handler).
