@@ -23,6 +23,9 @@
 #   lean-S  the same with WAITPROF_LEAN=1: wrappers that read no clock and
 #           keep no per-call figures (state/wrap.h); the meta file must say
 #           wrappers=lean
+#   free-H  under waitprof at H Hz with WAITPROF_TIMER=free: free-running
+#           timers instead of expirations on the kernel's tick (the meta file
+#           must say timer=free)
 #   floor-wrap    the ping-pong under bench/floor_wrap.c: not waitprof, the
 #           least any wrapper that keeps a per-thread state adds (ping-pong
 #           only).  Open MPI's PERUSE by itself is measured in-run by
@@ -129,6 +132,11 @@ run() {
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         got=$(sed -n 's/^source=//p' "$wpdir/rank.0.meta" 2>/dev/null)
         [ "$got" = "${c#src-}" ] || { echo "bench/run.sh: $b ($c) ran with source '$got'" >&2; cat "$log" >&2; exit 1; } ;;
+    free-*)
+        WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#free-} WAITPROF_TIMER=free WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
+            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+        got=$(sed -n 's/^timer=//p' "$wpdir/rank.0.meta" 2>/dev/null)
+        [ "$got" = free ] || { echo "bench/run.sh: $b ($c) ran with timer '$got'" >&2; cat "$log" >&2; exit 1; } ;;
     floor-*)
         # Preloaded by env(1) in each rank, not into the launcher.
         mpirun_np "$np" env LD_PRELOAD="$BIN/floor_${c#floor-}.so" "$@" >"$log" 2>&1 || rc=$? ;;
@@ -149,7 +157,7 @@ run() {
     record "$r" "$b" "$c" load1 "$load"
     record "$r" "$b" "$c" wall_s "$(echo "$t0 $t1" | awk '{printf "%.4f", ($2 - $1) / 1e9}')"
     case $c in
-    hz* | src-* | lean-*)
+    hz* | src-* | lean-* | free-*)
         # A profiled run that wrote no meta file was not profiled: stop
         # rather than report the program's own speed as waitprof's.
         [ -r "$wpdir/rank.0.meta" ] || { echo "bench/run.sh: $b ($c) wrote no $wpdir/rank.0.meta; was libwaitprof preloaded?" >&2; cat "$log" >&2; exit 1; }
@@ -335,7 +343,7 @@ SIGCOST=''
 if [ "${BENCH_CALLGRIND:-1}" != 0 ] && ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "$BIN/signal_cost" "$SRC/signal_cost.c" >"$RES/signal_cost.log" 2>&1; then
     "$BIN/signal_cost" 9 >"$RES/signal_cost.out" 2>>"$RES/signal_cost.log" &&
         SIGCOST=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-                         if (f["hz"] > 0) printf "%s%s Hz: %s µs (%s signals)", (n++ ? "; " : ""), f["hz"], f["us_per_signal"], f["signals"] }' "$RES/signal_cost.out")
+                         if (f["hz"] > 0) printf "%s%s Hz %s: %s µs (%s signals, %s interrupts)", (n++ ? "; " : ""), f["hz"], f["timer"], f["us_per_signal"], f["signals"], f["interrupts"] }' "$RES/signal_cost.out")
 fi
 
 echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); uptime:$(uptime)" | tee -a "$RES/env.txt" >&2
@@ -487,7 +495,7 @@ med() { values "$1" "$2" "$3" | median; }
     fi
     if [ -n "$SIGCOST" ]; then
         echo
-        echo "Cost of one timer signal to a computing thread, empty handler, no MPI, no waitprof (bench/signal_cost.c; time with the timer minus time without, per signal; median of 9): $SIGCOST."
+        echo "Cost of one timer signal to a computing thread, empty handler, no MPI, no waitprof (bench/signal_cost.c; time with the timer minus time without, per signal; median of 9; free: a free-running timer, tick: every expiration on the kernel tick, halftick: half a tick off it; interrupts: the CPU's local timer interrupts during the work): $SIGCOST."
     fi
     echo
     echo "Workload residuals (must be one value): $(awk -F'\t' 'NR > 1 && $4 == "residual" { print $5 }' "$RAW" | sort -u | tr '\n' ' ')"

@@ -10,19 +10,38 @@
  * from inside the handler.  This program measures it directly: a fixed
  * amount of work (sweeps over an array of 'kib' KiB; the default 4 MiB is
  * about the working set of bench/workload.c) runs with a per-thread SIGPROF
- * timer at 0, 100, 1000 and 10000 Hz, set up as waitprof sets its own
- * (timer_create on CLOCK_MONOTONIC, SIGEV_THREAD_ID), and a handler that only
- * counts.  The rates alternate within each repeat, in a rotated order.  One
- * line per rate:
- *   signal_cost hz=<H> seconds=<median> signals=<median> us_per_signal=<median>
- * us_per_signal is, per repeat, (time at H - time at 0 Hz) / signals taken,
- * then the median over repeats; at 100 Hz it rests on few signals and is
- * the noisiest.
+ * timer, set up as waitprof sets its own (timer_create on CLOCK_MONOTONIC,
+ * SIGEV_THREAD_ID), and a handler that only counts.  The thread is pinned
+ * to the CPU it starts on, so that the interrupts counted are its own.
+ *
+ * Timers, each run in turn within every repeat, in a rotated order:
+ *   hz=0       no timer (the baseline)
+ *   hz=100, 1000, 10000 timer=free: started at a relative time, as
+ *              WAITPROF_TIMER=free does
+ *   hz=TICK timer=free: one expiration per kernel tick (TICK = 1 s / the
+ *              tick length, the resolution of CLOCK_MONOTONIC_COARSE), at a
+ *              phase that has nothing to do with the tick
+ *   hz=TICK timer=tick: the same rate with every expiration on a tick (the
+ *              first at a multiple of the tick length), as waitprof's
+ *              default WAITPROF_TIMER=tick does
+ *   hz=TICK timer=halftick: the same, half a tick off: the control that the
+ *              absolute start alone changes nothing
+ * One line per timer:
+ *   signal_cost hz=<H> timer=<T> seconds=<median> signals=<median>
+ *       interrupts=<median> us_per_signal=<median>
+ * interrupts are the CPU's local timer interrupts during the work (the LOC
+ * line of /proc/interrupts; -1 where it cannot be read): with the timer on
+ * the tick there should be about none more than without a timer.
+ * us_per_signal is, per repeat, (time with the timer - time without) /
+ * signals taken, then the median over repeats; it is noisiest at 100 Hz,
+ * which takes few signals.
  * Build: cc -std=c11 -O2 signal_cost.c (add -lrt on old glibc).
  */
-#define _GNU_SOURCE /* SIGEV_THREAD_ID and the sigevent field for the thread id */
+#define _GNU_SOURCE /* SIGEV_THREAD_ID, sched_setaffinity, CLOCK_MONOTONIC_COARSE */
 
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +49,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SC_RATES 4
+enum { SC_FREE, SC_TICK, SC_HALFTICK };
+static const char *const sc_kinds[] = {"free", "tick", "halftick"};
+
+struct sc_timer {
+    long hz;  /* 0: no timer */
+    int kind; /* SC_FREE, SC_TICK, SC_HALFTICK */
+};
+
+#define SC_TIMERS 7
 
 static volatile sig_atomic_t sc_signals;
 
@@ -40,11 +67,40 @@ static void sc_on_sigprof(int sig)
     sc_signals++;
 }
 
-static double sc_now(void)
+static int64_t sc_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* This CPU's local timer interrupts so far, or -1. */
+static long sc_interrupts(int cpu)
+{
+    FILE *f = fopen("/proc/interrupts", "r");
+    if (f == NULL)
+        return -1;
+    char line[8192];
+    long v = -1;
+    while (fgets(line, sizeof line, f)) {
+        char *p = line;
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, "LOC:", 4) != 0)
+            continue;
+        p += 4;
+        for (int k = 0; k <= cpu; k++) {
+            char *end;
+            v = strtol(p, &end, 10);
+            if (end == p) {
+                v = -1;
+                break;
+            }
+            p = end;
+        }
+    }
+    fclose(f);
+    return v;
 }
 
 /* The fixed work: 'sweeps' passes of a three-point average over a[0..n). */
@@ -56,12 +112,14 @@ static double sc_work(double *a, size_t n, long sweeps)
     return a[n / 2];
 }
 
-/* Seconds for the work with a timer at hz (0: no timer); *signals gets the
- * number of handler runs. */
-static double sc_run(double *a, size_t n, long sweeps, int hz, long *signals)
+/* Seconds for the work with timer t; *signals gets the number of handler
+ * runs, *ints the CPU's timer interrupts meanwhile. */
+static double sc_run(double *a, size_t n, long sweeps, struct sc_timer t, int64_t tick, int cpu,
+                     long *signals, long *ints)
 {
     timer_t tm;
-    if (hz > 0) {
+    long i0 = sc_interrupts(cpu);
+    if (t.hz > 0) {
         struct sigevent ev;
         memset(&ev, 0, sizeof ev);
         ev.sigev_notify = SIGEV_THREAD_ID;
@@ -72,19 +130,28 @@ static double sc_run(double *a, size_t n, long sweeps, int hz, long *signals)
             exit(1);
         }
         /* The rates here are all above 1 Hz, so the period fits in tv_nsec. */
-        long period = 1000000000L / hz;
+        long period = 1000000000L / t.hz;
         struct itimerspec its = {{0, period}, {0, period}};
-        timer_settime(tm, 0, &its, NULL);
+        int flags = 0;
+        if (t.kind != SC_FREE) {
+            int64_t at = (sc_ns() / tick + 2) * tick + (t.kind == SC_HALFTICK ? tick / 2 : 0);
+            its.it_value.tv_sec = (time_t)(at / 1000000000);
+            its.it_value.tv_nsec = (long)(at % 1000000000);
+            flags = TIMER_ABSTIME;
+        }
+        timer_settime(tm, flags, &its, NULL);
     }
     sc_signals = 0;
-    double t0 = sc_now();
+    int64_t t0 = sc_ns();
     volatile double sink = sc_work(a, n, sweeps);
-    double t = sc_now() - t0;
+    double secs = (double)(sc_ns() - t0) * 1e-9;
     (void)sink;
-    if (hz > 0)
+    if (t.hz > 0)
         timer_delete(tm);
+    long i1 = sc_interrupts(cpu);
     *signals = sc_signals;
-    return t;
+    *ints = i0 >= 0 && i1 >= 0 ? i1 - i0 : -1;
+    return secs;
 }
 
 static int sc_cmp(const void *x, const void *y)
@@ -107,7 +174,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: signal_cost [repeats [kib]]\n");
         return 2;
     }
-    static const int rates[SC_RATES] = {0, 100, 1000, 10000};
+    struct timespec res;
+    int64_t tick = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
+                       ? (int64_t)res.tv_sec * 1000000000 + res.tv_nsec
+                       : 0;
+    if (tick < 100000 || tick > 100000000) {
+        fprintf(stderr, "signal_cost: no usable tick length (%lld ns)\n", (long long)tick);
+        return 1;
+    }
+    long tick_hz = (long)(1000000000 / tick);
+    const struct sc_timer timers[SC_TIMERS] = {
+        {0, SC_FREE},       {100, SC_FREE},     {1000, SC_FREE}, {10000, SC_FREE},
+        {tick_hz, SC_FREE}, {tick_hz, SC_TICK}, {tick_hz, SC_HALFTICK},
+    };
+    int cpu = sched_getcpu();
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu < 0 ? 0 : cpu, &one);
+    if (cpu < 0 || sched_setaffinity(0, sizeof one, &one) != 0)
+        cpu = -1; /* not pinned: the interrupt counts would be another CPU's */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sc_on_sigprof;
@@ -117,34 +202,37 @@ int main(int argc, char **argv)
 
     size_t n = (size_t)kib * 1024 / sizeof(double);
     double *a = malloc(n * sizeof *a);
-    double *t = malloc(3 * SC_RATES * (size_t)repeats * sizeof *t);
+    double *t = malloc(4 * SC_TIMERS * (size_t)repeats * sizeof *t);
     if (a == NULL || t == NULL)
         return 1;
     for (size_t i = 0; i < n; i++)
         a[i] = (double)(i % 7);
     /* Size the work to about half a second without signals. */
-    long sweeps = 1, sig;
-    while (sc_run(a, n, sweeps, 0, &sig) < 0.05)
+    long sweeps = 1, sig, ints;
+    while (sc_run(a, n, sweeps, timers[0], tick, cpu, &sig, &ints) < 0.05)
         sweeps *= 2;
     sweeps *= 10;
 
-    double *secs = t, *sigs = t + SC_RATES * repeats, *cost = t + 2 * SC_RATES * repeats;
+    size_t span = SC_TIMERS * (size_t)repeats;
+    double *secs = t, *sigs = t + span, *cost = t + 2 * span, *irq = t + 3 * span;
     for (int r = 0; r < repeats; r++) {
-        double mine[SC_RATES];
-        long got[SC_RATES];
-        for (int k = 0; k < SC_RATES; k++) {
-            int i = (k + r) % SC_RATES;
-            mine[i] = sc_run(a, n, sweeps, rates[i], &got[i]);
+        double mine[SC_TIMERS];
+        long got[SC_TIMERS], in[SC_TIMERS];
+        for (int k = 0; k < SC_TIMERS; k++) {
+            int i = (k + r) % SC_TIMERS;
+            mine[i] = sc_run(a, n, sweeps, timers[i], tick, cpu, &got[i], &in[i]);
         }
-        for (int i = 0; i < SC_RATES; i++) {
+        for (int i = 0; i < SC_TIMERS; i++) {
             secs[i * repeats + r] = mine[i];
             sigs[i * repeats + r] = (double)got[i];
+            irq[i * repeats + r] = cpu >= 0 ? (double)in[i] : -1.0;
             cost[i * repeats + r] = got[i] > 0 ? (mine[i] - mine[0]) / (double)got[i] * 1e6 : 0.0;
         }
     }
-    for (int i = 0; i < SC_RATES; i++)
-        printf("signal_cost hz=%d seconds=%.4f signals=%.0f us_per_signal=%.2f\n", rates[i],
-               sc_median(secs + i * repeats, repeats), sc_median(sigs + i * repeats, repeats),
+    for (int i = 0; i < SC_TIMERS; i++)
+        printf("signal_cost hz=%ld timer=%s seconds=%.4f signals=%.0f interrupts=%.0f us_per_signal=%.2f\n",
+               timers[i].hz, sc_kinds[timers[i].kind], sc_median(secs + i * repeats, repeats),
+               sc_median(sigs + i * repeats, repeats), sc_median(irq + i * repeats, repeats),
                sc_median(cost + i * repeats, repeats));
     free(a);
     free(t);

@@ -278,6 +278,11 @@ int wp_meta_write(const char *dir, int rank, const char *status)
      * no clock, no figures (WAITPROF_LEAN, state/wrap.h). */
     wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
+    /* tick: expirations on the kernel's tick of tick_ns (sampler.c); free:
+     * free-running timers (WAITPROF_TIMER=free, a CPU clock, or no usable
+     * tick); none: this rank took no samples. */
+    wp_ks(&o, "timer", !wp_run.sampling ? "none" : wp_sampler_tick_ns() ? "tick" : "free");
+    wp_kv(&o, "tick_ns", wp_sampler_tick_ns());
     wp_kv(&o, "start_ns", wp_run.start_ns);
     wp_kv(&o, "end_ns", wp_run.end_ns);
     wp_kv(&o, "duration_ns", wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);

@@ -12,7 +12,7 @@ static const char *const wp_known[] = {
     "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
     "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
     "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY",
-    "WAITPROF_MATRIX", "WAITPROF_LEAN", NULL};
+    "WAITPROF_MATRIX", "WAITPROF_LEAN", "WAITPROF_TIMER", NULL};
 
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
@@ -161,11 +161,13 @@ static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t r
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     static const char *const clocks[] = {"wall", "cpu", NULL};
+    static const char *const timers[] = {"tick", "free", NULL};
     static const char *const bools[] = {"0", "1", NULL};
     memset(c, 0, sizeof *c);
     c->hz = wp_int(get, report, "WAITPROF_HZ", 1, WP_HZ_MAX, WP_HZ_DEFAULT,
                    "samples per second per thread, a whole number from 1 to 10000");
     c->cpu_clock = wp_word(get, report, "WAITPROF_CLOCK", clocks, 0, "wall or cpu");
+    c->free_timer = wp_word(get, report, "WAITPROF_TIMER", timers, 0, "tick or free");
     c->depth = wp_int(get, report, "WAITPROF_DEPTH", 1, WP_DEPTH_DEFAULT, WP_DEPTH_DEFAULT,
                       "frames kept per sample, a whole number from 1 to 128");
     c->runtime_threads = wp_word(get, report, "WAITPROF_RUNTIME_THREADS", bools, 0, "0 or 1");
@@ -218,7 +220,7 @@ void wp_config_check_unknown(char **env, wp_report_t report)
                      "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
                      "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
                      "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY, "
-                     "WAITPROF_MATRIX, WAITPROF_LEAN",
+                     "WAITPROF_MATRIX, WAITPROF_LEAN, WAITPROF_TIMER",
                      (int)(n > 64 ? 64 : n), *e);
             report(line);
         }

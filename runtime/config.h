@@ -26,6 +26,7 @@
 struct wp_config {
     int hz;              /* WAITPROF_HZ: 1..10000, default 100 */
     int cpu_clock;       /* WAITPROF_CLOCK: wall (0, default) or cpu (1) */
+    int free_timer;      /* WAITPROF_TIMER: tick (0, default) or free (1) */
     int depth;           /* WAITPROF_DEPTH: frames per sample, 1..128 */
     int runtime_threads; /* WAITPROF_RUNTIME_THREADS: 0 (default) or 1 */
     int quiet;           /* WAITPROF_QUIET: 0 (default) or 1: no summary line */

@@ -477,6 +477,7 @@ void wp_hook_init(int rc)
     struct wp_sampler_config sc = {
         .hz = wp_run.cfg.hz,
         .cpu_clock = wp_run.cfg.cpu_clock,
+        .free_timer = wp_run.cfg.free_timer,
         .runtime_threads = wp_run.cfg.runtime_threads,
         .max_frames = wp_run.cfg.depth,
         .memory = wp_run.cfg.memory,

@@ -49,6 +49,7 @@ static int wp_dl_busy;       /* threads inside code that may hold the loader loc
 static int wp_paused;        /* MPI_Pcontrol(0) is in force; read with atomics */
 static int wp_has_tsel;      /* START, STOP or WINDOW is set */
 static uint64_t wp_period_ns; /* the configured sampling period */
+static uint64_t wp_tick_ns;   /* the kernel's tick when expirations are put on it, else 0 */
 
 /* The calling thread's rules for sampler/unwind.c (carved from the pool
  * with its store) and the top of its stack.  Initial-exec TLS, like
@@ -196,33 +197,111 @@ static __attribute__((noinline)) int wp_unwind(void *ucv, uintptr_t *out, int ma
     return k;
 }
 
-/* Start (or restart) a thread's timer with stride configured periods, the
- * first expiration first_ns from now (0: one period), and note that
- * expiration's time as the thread's sampling grid.  Async-signal-safe:
- * timer_settime and clock_gettime are on POSIX's list, the rest is
- * arithmetic on values fixed at start. */
+/* Expirations on the kernel's tick (WAITPROF_TIMER=tick, the default with
+ * a wall clock).  Why: on a busy CPU the kernel takes its tick anyway
+ * (CONFIG_HZ times a second, at multiples of the tick in CLOCK_MONOTONIC),
+ * and a timer that expires at the same instant is served by the same
+ * interrupt.  A timer between two ticks costs an interrupt of its own:
+ * on this project's virtual machine 25-40 us of the interrupted thread's
+ * time per signal with an empty handler, where on the tick no cost could
+ * be told from zero (doc/performance.md).  So every thread samples on one
+ * grid, the multiples of its period p, each moved to the next tick where p
+ * is not a multiple of the tick T: 100 Hz on a 250 Hz kernel samples after
+ * 12 ms and 8 ms in turn, 10 ms on average.  That pattern repeats every
+ * lcm(p, T), so m = T / gcd(p, T) periodic timers with period m*p, one per
+ * phase, give it without re-arming a timer at each signal (a timer_settime
+ * in the handler took 4 us here, as long as the rest of the handler).
+ * Where more than WP_TICK_TIMERS would be needed, the timers run free.
+ * The tick is the resolution of CLOCK_MONOTONIC_COARSE, the kernel's tick
+ * length. */
+static uint64_t wp_gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* How many timers put period p on the tick (1 with free-running timers, or
+ * when p is at most a tick: then the multiples of p hold the ticks). */
+static int wp_timers_for(uint64_t p)
+{
+    return (!wp_tick_ns || p <= wp_tick_ns) ? 1 : (int)(wp_tick_ns / wp_gcd(p, wp_tick_ns));
+}
+
+static uint64_t wp_ceil_to(uint64_t x, uint64_t m)
+{
+    return (x + m - 1) / m * m;
+}
+
+static uint64_t wp_mono_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+static int wp_settime(timer_t t, int flags, uint64_t first, uint64_t every)
+{
+    struct itimerspec its = {{(time_t)(every / 1000000000ull), (long)(every % 1000000000ull)},
+                             {(time_t)(first / 1000000000ull), (long)(first % 1000000000ull)}};
+    return timer_settime(t, flags, &its, NULL);
+}
+
+/* Stop a thread's timers (its own, from its handler or with SIGPROF
+ * blocked).  timer_settime is async-signal-safe. */
+static int wp_disarm(struct wp_slot *slot)
+{
+    int rc = 0;
+    for (int i = 0; i < slot->ntimers; i++)
+        rc |= wp_settime(slot->timer[i], 0, 0, 0);
+    return rc;
+}
+
+/* Delete a thread's timers: by the owner that wins the exchange on
+ * slot->armed.  wp_sampler_stop runs from the termination handler too:
+ * glibc's timer_delete for a SIGEV_THREAD_ID timer is a plain system
+ * call. */
+static void wp_timers_delete(struct wp_slot *slot)
+{
+    for (int i = 0; i < slot->ntimers; i++)
+        timer_delete(slot->timer[i]);
+}
+
+/* Start (or restart) a thread's timers with stride configured periods p.
+ * Free-running (WAITPROF_TIMER=free, or a CPU clock): one timer, its first
+ * expiration first_ns from now (0: one period), noted as the thread's
+ * grid.  On the tick: the grid points from the first one after
+ * now + first_ns - p (or after now, if that is earlier), so one period from
+ * now means the next one; the timers a longer stride does not need are
+ * stopped.  Async-signal-safe: timer_settime and clock_gettime are on
+ * POSIX's list, the rest is arithmetic on values fixed at start. */
 static int wp_arm_in(struct wp_slot *slot, uint32_t stride, uint64_t first_ns)
 {
     uint64_t p = wp_period_ns * (stride ? stride : 1), f = first_ns ? first_ns : p;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    slot->grid_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + f;
-    struct itimerspec its = {{(time_t)(p / 1000000000ull), (long)(p % 1000000000ull)},
-                             {(time_t)(f / 1000000000ull), (long)(f % 1000000000ull)}};
-    return timer_settime(slot->timer, 0, &its, NULL);
+    uint64_t now = wp_mono_ns();
+    if (!wp_tick_ns) {
+        slot->grid_ns = now + f;
+        return wp_settime(slot->timer[0], 0, f, p);
+    }
+    int m = wp_timers_for(p), rc = 0;
+    uint64_t t = f > p ? now + f - p : now, k = t / p + 1;
+    /* The grid point before may still be ahead once moved to its tick. */
+    if (m > 1 && wp_ceil_to((k - 1) * p, wp_tick_ns) > t)
+        k--;
+    slot->grid_ns = k * p;
+    for (int i = 0; i < slot->ntimers; i++)
+        rc |= i < m ? wp_settime(slot->timer[i], TIMER_ABSTIME,
+                                 m > 1 ? wp_ceil_to((k + (uint64_t)i) * p, wp_tick_ns) : k * p, (uint64_t)m * p)
+                    : wp_settime(slot->timer[i], 0, 0, 0);
+    return rc;
 }
 
 static int wp_arm(struct wp_slot *slot, uint32_t stride)
 {
     return wp_arm_in(slot, stride, 0);
-}
-
-/* Stop a thread's timer (its own, from its handler or with SIGPROF
- * blocked).  timer_settime is async-signal-safe. */
-static int wp_disarm(struct wp_slot *slot)
-{
-    static const struct itimerspec off;
-    return timer_settime(slot->timer, 0, &off, NULL);
 }
 
 /* A signal that found no selected time (WAITPROF_START, STOP, WINDOW):
@@ -265,10 +344,7 @@ static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
 {
     if (__atomic_load_n(&wp_paused, __ATOMIC_SEQ_CST) || !__atomic_exchange_n(&slot->disarmed, 0, __ATOMIC_SEQ_CST))
         return;
-    uint64_t p = wp_period_ns * (s->stride ? s->stride : 1), g = slot->grid_ns;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t p = wp_period_ns * (s->stride ? s->stride : 1), g = slot->grid_ns, now = wp_mono_ns();
     uint64_t first = now < g ? (g - now) % p : p - (now - g) % p;
     wp_arm_in(slot, s->stride, first ? first : p);
 }
@@ -525,11 +601,16 @@ static int wp_thread_begin(void)
     sev.sigev_signo = SIGPROF;
     sev.sigev_notify_thread_id = slot->tid;
     clockid_t clk = wp_cfg.cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-    if (timer_create(clk, &sev, &slot->timer) != 0) {
-        wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
-                      strerror(errno), slot->index);
-        return -1;
-    }
+    /* As many timers as the configured period needs to stay on the tick
+     * (wp_timers_for); a longer stride needs no more. */
+    int ntm = wp_timers_for(wp_period_ns);
+    for (slot->ntimers = 0; slot->ntimers < ntm; slot->ntimers++)
+        if (timer_create(clk, &sev, &slot->timer[slot->ntimers]) != 0) {
+            wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
+                          strerror(errno), slot->index);
+            wp_timers_delete(slot);
+            return -1;
+        }
     wp_self.slot = slot;
     __atomic_store_n(&slot->armed, 1, __ATOMIC_RELEASE);
     /* Started even during MPI_Pcontrol(0): its first signal stops it. */
@@ -538,13 +619,13 @@ static int wp_thread_begin(void)
                       strerror(errno), slot->index);
         wp_self.slot = NULL;
         if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
-            timer_delete(slot->timer);
+            wp_timers_delete(slot);
         return -1;
     }
     return 0;
 }
 
-/* Stop the calling thread's timer; its store stays for the output. */
+/* Stop the calling thread's timers; its store stays for the output. */
 static void wp_thread_end(void *unused)
 {
     (void)unused;
@@ -553,7 +634,7 @@ static void wp_thread_end(void *unused)
         return;
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
     if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
-        timer_delete(slot->timer);
+        wp_timers_delete(slot);
 }
 
 struct wp_start {
@@ -640,11 +721,29 @@ WP_EXPORT int dlclose(void *handle)
     return rc;
 }
 
+uint64_t wp_sampler_tick_ns(void)
+{
+    return wp_tick_ns;
+}
+
 int wp_sampler_start(const struct wp_sampler_config *cfg)
 {
     wp_cfg = *cfg;
     wp_has_tsel = wp_cfg.tsel.start_ns || wp_cfg.tsel.stop_ns || wp_cfg.tsel.every_ns;
     wp_period_ns = 1000000000ull / (uint64_t)(wp_cfg.hz > 0 ? wp_cfg.hz : 1);
+    /* The tick, for expirations on it (see wp_timers_for).  A value outside
+     * 0.1-100 ms is not a tick this code knows, and a rate that would need
+     * more than WP_TICK_TIMERS timers is not worth them: free-running
+     * timers then.  A CPU clock's timers already fire on the tick. */
+    struct timespec res;
+    wp_tick_ns = 0;
+    if (!wp_cfg.cpu_clock && !wp_cfg.free_timer && clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
+        uint64_t t = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
+        if (t >= 100000 && t <= 100000000)
+            wp_tick_ns = t;
+        if (wp_timers_for(wp_period_ns) > WP_TICK_TIMERS)
+            wp_tick_ns = 0;
+    }
     if (wp_cfg.max_frames <= 0 || wp_cfg.max_frames > WP_MAX_FRAMES)
         wp_cfg.max_frames = WP_MAX_FRAMES;
     struct sigaction old;
@@ -693,7 +792,7 @@ void wp_sampler_stop(void)
         n = WP_MAX_THREADS;
     for (int i = 0; i < n; i++)
         if (__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL))
-            timer_delete(wp_slots[i].timer);
+            wp_timers_delete(&wp_slots[i]);
     /* A handler that began before the store above finishes in microseconds;
      * wait for it, but never forever (a thread stopped by a debugger). */
     for (int i = 0; i < n; i++)

@@ -29,6 +29,7 @@
 struct wp_sampler_config {
     int hz;              /* samples per second per thread */
     int cpu_clock;       /* 1: thread CPU time, 0: wall clock */
+    int free_timer;      /* 1: free-running timers, 0: on the kernel's tick (wall clock) */
     int runtime_threads; /* 1: sample threads the MPI runtime creates */
     int max_frames;      /* frames kept per sample, <= WP_MAX_FRAMES */
     uint64_t memory;     /* bytes for all of the rank's sample stores */
@@ -61,6 +62,9 @@ uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b
 
 /* Returns 0, or -1 after printing why sampling is off (the program runs on). */
 int wp_sampler_start(const struct wp_sampler_config *cfg);
+/* The tick the expirations are put on (WAITPROF_TIMER=tick with a wall
+ * clock), in ns; 0 when the timers run free. */
+uint64_t wp_sampler_tick_ns(void);
 void wp_sampler_stop(void);
 int wp_sampler_running(void);
 

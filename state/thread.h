@@ -52,14 +52,20 @@ extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 extern int wp_lean;
 
 /* One registered (sampled) thread. */
+/* The most timers a thread uses to sample on the kernel's tick. */
+#define WP_TICK_TIMERS 4
+
 struct wp_slot {
     int index;                     /* 0 = the thread that called MPI_Init */
     pid_t tid;
-    timer_t timer;
+    timer_t timer[WP_TICK_TIMERS]; /* its sampling timers, ntimers of them; more
+                                    * than one to stay on the tick (sampler.c) */
+    int ntimers;
     volatile int armed;            /* timer exists (running unless disarmed) */
     volatile int disarmed;         /* stopped for MPI_Pcontrol(0), by its own thread */
-    uint64_t grid_ns;              /* CLOCK_MONOTONIC time of an expiration of the
-                                    * timer's current period (sampler.c, wp_arm_in) */
+    uint64_t grid_ns;              /* CLOCK_MONOTONIC time of a point of the thread's
+                                    * sampling grid at its current period
+                                    * (sampler.c, wp_arm_in) */
     volatile sig_atomic_t in_handler;
     struct wp_store *store;        /* preallocated; survives the thread */
 };

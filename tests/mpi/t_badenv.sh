@@ -29,6 +29,9 @@ done
 for v in '' foo WALL; do
     run_with 'WAITPROF_CLOCK.*wall or cpu.*using wall' "$o-clk" "WAITPROF_CLOCK=$v"
 done
+for v in '' free1 TICK; do
+    run_with 'WAITPROF_TIMER.*tick or free.*using tick' "$o-tmr" "WAITPROF_TIMER=$v"
+done
 for v in 0 129 x ''; do
     run_with 'WAITPROF_DEPTH.*1 to 128.*using 128' "$o-depth" "WAITPROF_DEPTH=$v"
 done

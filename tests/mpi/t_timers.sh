@@ -11,7 +11,13 @@
 # - after MPI_Pcontrol(1) they all run again with the same period;
 # - a run paused and resumed every 3 ms at 100 Hz (shorter than a period)
 #   has as many samples as its resumed time at that rate (±20 %): a resume
-#   keeps the thread's sampling grid.
+#   keeps the thread's sampling grid;
+# - at 100 Hz every expiration falls on the kernel's tick (T, the
+#   resolution of CLOCK_MONOTONIC_COARSE; within 100 us), with
+#   m = T / gcd(10 ms, T) timers per thread of period m x 10 ms (1 where T
+#   divides 10 ms; timers run free where m would exceed 4), and the meta
+#   files say timer=tick, tick_ns=T; WAITPROF_TIMER=free gives one timer of
+#   10 ms per thread and timer=free.
 . "$(dirname "$0")/../lib.sh"
 out=$WP_TMP/out
 WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 1000 >"$out.stdout" 2>"$out.stderr" ||
@@ -50,4 +56,34 @@ for r in 0 1; do
     wp_check_between "toggle: rank $r samples (resumed $on s in 3 ms pieces)" \
         "$(wp_meta "$out/rank.$r.meta" samples)" "$(wp_calc "$want * 0.8")" "$(wp_calc "$want * 1.2")"
 done
+
+out=$WP_TMP/grid
+WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 100 grid >"$out.stdout" 2>"$out.stderr" ||
+    { rc=$?; cat "$out.stderr" >&2; wp_fail "timers grid exited with $rc"; }
+cat "$out.stdout"
+tick=$(sed -n 's/^tick rank=0 tick_ns=//p' "$out.stdout")
+m=$(awk -v t="$tick" 'BEGIN { a = 10000000; b = t; while (b) { r = a % b; a = b; b = r }
+                              m = t <= 10000000 ? t / a : 1; print (m > 4 ? 0 : m) }')
+wp_note "tick $tick ns: $m timers per thread at 100 Hz"
+if [ "$m" = 0 ]; then
+    [ "$(wp_meta "$out/rank.0.meta" timer)" = free ] || wp_fail "a tick of $tick ns needs more than 4 timers: expected timer=free"
+else
+    for r in 0 1; do
+        [ "$(wp_meta "$out/rank.$r.meta" timer)" = tick ] || wp_fail "rank $r: meta timer is not tick"
+        [ "$(wp_meta "$out/rank.$r.meta" tick_ns)" = "$tick" ] || wp_fail "rank $r: meta tick_ns is not $tick"
+        n=$(grep -c "^timer rank=$r point=on " "$out.stdout")
+        [ "$n" = $((3 * m)) ] || wp_fail "rank $r: $n SIGPROF timers at 100 Hz, expected $m for each of 3 threads"
+    done
+    [ "$(timers on | field armed | sort -u)" = 1 ] || wp_fail "grid: a timer is stopped"
+    [ "$(timers on | field interval_ns | sort -u)" = $((m * 10000000)) ] || wp_fail "grid: a period is not $m x 10 ms"
+    timers on | field phase_ns | awk '{ if ($1 > 100000 || $1 < -100000) bad++ }
+        END { exit bad > 0 }' || wp_fail "grid: an expiration is more than 100 us off the tick"
+fi
+
+out=$WP_TMP/free
+WAITPROF_TIMER=free WAITPROF_HZ=100 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/timers" 100 grid >"$out.stdout" 2>"$out.stderr" ||
+    { rc=$?; cat "$out.stderr" >&2; wp_fail "timers grid (free) exited with $rc"; }
+[ "$(wp_meta "$out/rank.0.meta" timer)" = free ] || wp_fail "WAITPROF_TIMER=free: meta timer is not free"
+[ "$(timers on | wc -l)" = 6 ] || wp_fail "WAITPROF_TIMER=free: expected one timer for each of 3 threads per rank"
+[ "$(timers on | field interval_ns | sort -u)" = 10000000 ] || wp_fail "WAITPROF_TIMER=free: a period is not 10 ms"
 exit 0

@@ -4,13 +4,18 @@
  *
  * usage: timers HZ
  *        timers HZ toggle
+ *        timers HZ grid
  *
  * Two worker threads are started after MPI_Init (so waitprof samples
  * them) and compute until the end.  At each of the three points, every
  * timer listed in /proc/self/timers that sends SIGPROF is read with the
  * timer_gettime system call, and one line is printed per timer:
- *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P
- * armed says whether the timer will expire again.  The paused point is
+ *   timer rank=R point=on|paused|resumed id=N armed=0|1 interval_ns=P phase_ns=F
+ * armed says whether the timer will expire again; phase_ns is the time of
+ * its next expiration in CLOCK_MONOTONIC modulo the kernel's tick (the
+ * resolution of CLOCK_MONOTONIC_COARSE), folded to the nearer side (a
+ * negative value: just before a tick), as far as the clock reads around
+ * timer_gettime pin it down (within a few microseconds).  The paused point is
  * read after three periods of pause and then as soon as no timer runs, or
  * after another second (printed as extra_wait_ms), so every thread's
  * handler had its chance to stop its own timer.
@@ -21,6 +26,10 @@
  *   toggle rank=R on_s=S
  * (t_timers.sh: the samples must follow it, as they would without the
  * pauses: a restart that began a new period would sample none of it.)
+ *
+ * grid: the workers are started and the timers printed once, at point
+ * "on", after a line
+ *   tick rank=R tick_ns=T
  */
 #include <signal.h>
 #include <mpi.h>
@@ -62,9 +71,25 @@ static void pause_s(double s)
 
 /* Print the SIGPROF timers (when print) and return how many will expire
  * again. */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t tick_ns(void)
+{
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0)
+        return 0;
+    return (int64_t)res.tv_sec * 1000000000 + res.tv_nsec;
+}
+
 static int report(int rank, const char *point, int print)
 {
     int running = 0;
+    int64_t tick = tick_ns();
     FILE *f = fopen("/proc/self/timers", "r");
     if (f == NULL) {
         printf("timer rank=%d point=%s error=no-proc-timers\n", rank, point);
@@ -81,16 +106,24 @@ static int report(int rank, const char *point, int print)
         /* The kernel's own id, so the raw system call: glibc's timer_t is
          * not guaranteed to be it. */
         struct itimerspec its;
-        if (syscall(SYS_timer_gettime, id, &its) != 0) {
+        int64_t t0 = mono_ns();
+        int rc = (int)syscall(SYS_timer_gettime, id, &its);
+        int64_t t1 = mono_ns();
+        if (rc != 0) {
             printf("timer rank=%d point=%s id=%d error=timer_gettime\n", rank, point, id);
             continue;
         }
         uint64_t p = (uint64_t)its.it_interval.tv_sec * 1000000000ull + (uint64_t)its.it_interval.tv_nsec;
         int armed = its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
         running += armed;
+        /* The expiration lies between t0 + remaining and t1 + remaining. */
+        int64_t at = (t0 + t1) / 2 + (int64_t)its.it_value.tv_sec * 1000000000 + its.it_value.tv_nsec;
+        int64_t phase = tick > 0 ? at % tick : 0;
+        if (phase > tick / 2)
+            phase -= tick;
         if (print)
-            printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu\n", rank, point, id, armed,
-                   (unsigned long long)p);
+            printf("timer rank=%d point=%s id=%d armed=%d interval_ns=%llu phase_ns=%lld\n", rank, point, id,
+                   armed, (unsigned long long)p, (long long)phase);
     }
     fclose(f);
     return running;
@@ -124,6 +157,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, worker, NULL);
     pause_s(0.2);
+    if (argc > 2 && strcmp(argv[2], "grid") == 0) {
+        printf("tick rank=%d tick_ns=%lld\n", rank, (long long)tick_ns());
+        report(rank, "on", 1);
+        stop = 1;
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        fflush(stdout);
+        MPI_Finalize();
+        return 0;
+    }
     report(rank, "on", 1);
     MPI_Pcontrol(0);
     /* A timer stops at its thread's next signal, which comes when that

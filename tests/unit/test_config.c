@@ -76,6 +76,8 @@ static void assert_defaults_except(const struct wp_config *c, const char *except
         ck_assert_int_eq(c->hz, WP_HZ_DEFAULT);
     if (strcmp(except, "WAITPROF_CLOCK") != 0)
         ck_assert_int_eq(c->cpu_clock, 0);
+    if (strcmp(except, "WAITPROF_TIMER") != 0)
+        ck_assert_int_eq(c->free_timer, 0);
     if (strcmp(except, "WAITPROF_DEPTH") != 0)
         ck_assert_int_eq(c->depth, WP_DEPTH_DEFAULT);
     if (strcmp(except, "WAITPROF_RUNTIME_THREADS") != 0)
@@ -93,6 +95,8 @@ static int field(const struct wp_config *c, const char *var)
         return c->hz;
     if (strcmp(var, "WAITPROF_CLOCK") == 0)
         return c->cpu_clock;
+    if (strcmp(var, "WAITPROF_TIMER") == 0)
+        return c->free_timer;
     if (strcmp(var, "WAITPROF_DEPTH") == 0)
         return c->depth;
     if (strcmp(var, "WAITPROF_RUNTIME_THREADS") == 0)
@@ -148,6 +152,8 @@ static const struct good goods[] = {
     {"WAITPROF_HZ", "10000", 10000},
     {"WAITPROF_CLOCK", "wall", 0},
     {"WAITPROF_CLOCK", "cpu", 1},
+    {"WAITPROF_TIMER", "tick", 0},
+    {"WAITPROF_TIMER", "free", 1},
     {"WAITPROF_DEPTH", "1", 1},
     {"WAITPROF_DEPTH", "2", 2},
     {"WAITPROF_DEPTH", "64", 64},
@@ -247,6 +253,11 @@ static const struct bad bads[] = {
     {"WAITPROF_CLOCK", "-1"},
     {"WAITPROF_CLOCK", "12abc"},
     {"WAITPROF_CLOCK", ""},
+    {"WAITPROF_TIMER", "TICK"},
+    {"WAITPROF_TIMER", "ticks"},
+    {"WAITPROF_TIMER", "0"},
+    {"WAITPROF_TIMER", " free"},
+    {"WAITPROF_TIMER", ""},
     {"WAITPROF_DEPTH", "0"},
     {"WAITPROF_DEPTH", "129"},
     {"WAITPROF_DEPTH", "1000"},
@@ -286,6 +297,7 @@ static void expectations(const char *var, const char **accepts, const char **usi
     } t[] = {
         {"WAITPROF_HZ", "1 to 10000", "using 100"},
         {"WAITPROF_CLOCK", "wall or cpu", "using wall"},
+        {"WAITPROF_TIMER", "tick or free", "using tick"},
         {"WAITPROF_DEPTH", "1 to 128", "using 128"},
         {"WAITPROF_RUNTIME_THREADS", "0 or 1", "using 0"},
         {"WAITPROF_QUIET", "0 or 1", "using 0"},
