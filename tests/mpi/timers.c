@@ -129,6 +129,27 @@ static int report(int rank, const char *point, int print)
     return running;
 }
 
+/* The paused and resumed points of the default mode. */
+static void pause_and_resume(int rank, int hz)
+{
+    MPI_Pcontrol(0);
+    /* A timer stops at its thread's next signal, which comes when that
+     * thread next runs: on 2 cores shared by more busy threads, a thread
+     * may wait tens of milliseconds for a core.  So look again every
+     * 10 ms, for up to a second, before printing. */
+    pause_s(3.0 / hz + 0.05);
+    int waited = 0;
+    while (report(rank, "paused", 0) > 0 && waited < 1000) {
+        pause_s(0.01);
+        waited += 10;
+    }
+    printf("paused rank=%d extra_wait_ms=%d\n", rank, waited);
+    report(rank, "paused", 1);
+    MPI_Pcontrol(1);
+    pause_s(0.05);
+    report(rank, "resumed", 1);
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank;
@@ -157,33 +178,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, worker, NULL);
     pause_s(0.2);
-    if (argc > 2 && strcmp(argv[2], "grid") == 0) {
+    int grid = argc > 2 && strcmp(argv[2], "grid") == 0;
+    if (grid)
         printf("tick rank=%d tick_ns=%lld\n", rank, (long long)tick_ns());
-        report(rank, "on", 1);
-        stop = 1;
-        for (int i = 0; i < 2; i++)
-            pthread_join(th[i], NULL);
-        fflush(stdout);
-        MPI_Finalize();
-        return 0;
-    }
     report(rank, "on", 1);
-    MPI_Pcontrol(0);
-    /* A timer stops at its thread's next signal, which comes when that
-     * thread next runs: on 2 cores shared by more busy threads, a thread
-     * may wait tens of milliseconds for a core.  So look again every
-     * 10 ms, for up to a second, before printing. */
-    pause_s(3.0 / hz + 0.05);
-    int waited = 0;
-    while (report(rank, "paused", 0) > 0 && waited < 1000) {
-        pause_s(0.01);
-        waited += 10;
-    }
-    printf("paused rank=%d extra_wait_ms=%d\n", rank, waited);
-    report(rank, "paused", 1);
-    MPI_Pcontrol(1);
-    pause_s(0.05);
-    report(rank, "resumed", 1);
+    if (!grid)
+        pause_and_resume(rank, hz);
     stop = 1;
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
