@@ -51,10 +51,10 @@ extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
  * once by the MPI_Init hook, before sampling starts. */
 extern int wp_lean;
 
-/* One registered (sampled) thread. */
 /* The most timers a thread uses to sample on the kernel's tick. */
 #define WP_TICK_TIMERS 4
 
+/* One registered (sampled) thread. */
 struct wp_slot {
     int index;                     /* 0 = the thread that called MPI_Init */
     pid_t tid;
