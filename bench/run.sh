@@ -114,6 +114,14 @@ field() { tr ' \t' '\n\n' | sed -n "s/^$1=//p" | head -n 1; }
 
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$RAW"; }
 
+# want_meta KEY VALUE — stop unless the run just made (in $wpdir, output in
+# $log) wrote KEY=VALUE in rank.0.meta: a configuration that fell back to
+# something else measures nothing.
+want_meta() {
+    got=$(sed -n "s/^$1=//p" "$wpdir/rank.0.meta" 2>/dev/null)
+    [ "$got" = "$2" ] || { echo "bench/run.sh: $b ($c) ran with $1 '$got'" >&2; cat "$log" >&2; exit 1; }
+}
+
 # run ROUND BENCH CONFIG NP PROGRAM ARGS... — one run; its output is kept in
 # $RES/BENCH.CONFIG.ROUND.out, the waitprof output in ...wp/.
 run() {
@@ -130,23 +138,19 @@ run() {
     src-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_SOURCE=${c#src-} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
-        got=$(sed -n 's/^source=//p' "$wpdir/rank.0.meta" 2>/dev/null)
-        [ "$got" = "${c#src-}" ] || { echo "bench/run.sh: $b ($c) ran with source '$got'" >&2; cat "$log" >&2; exit 1; } ;;
+        want_meta source "${c#src-}" ;;
     free-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#free-} WAITPROF_TIMER=free WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
-        got=$(sed -n 's/^timer=//p' "$wpdir/rank.0.meta" 2>/dev/null)
-        [ "$got" = free ] || { echo "bench/run.sh: $b ($c) ran with timer '$got'" >&2; cat "$log" >&2; exit 1; } ;;
+        want_meta timer free ;;
     floor-*)
         # Preloaded by env(1) in each rank, not into the launcher.
         mpirun_np "$np" env LD_PRELOAD="$BIN/floor_${c#floor-}.so" "$@" >"$log" 2>&1 || rc=$? ;;
     lean-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_LEAN=1 WAITPROF_SOURCE=${c#lean-} WAITPROF_OUT=$wpdir \
             WAITPROF_QUIET=1 mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
-        got=$(sed -n 's/^source=//p' "$wpdir/rank.0.meta" 2>/dev/null)
-        [ "$got" = "${c#lean-}" ] || { echo "bench/run.sh: $b ($c) ran with source '$got'" >&2; cat "$log" >&2; exit 1; }
-        got=$(sed -n 's/^wrappers=//p' "$wpdir/rank.0.meta" 2>/dev/null)
-        [ "$got" = lean ] || { echo "bench/run.sh: $b ($c) ran with wrappers '$got'" >&2; cat "$log" >&2; exit 1; } ;;
+        want_meta source "${c#lean-}"
+        want_meta wrappers lean ;;
     esac
     t1=$(now_ns)
     if [ "$rc" != 0 ]; then
