@@ -314,8 +314,8 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
 fi
 
 # Open MPI's PERUSE alone, inside one run (peruse_cost.c: empty callbacks on
-# the five events waitprof follows, active and inactive in alternate
-# repeats), on a PERUSE-enabled build when the ping-pong ran: the floor
+# the five events waitprof follows, on MPI_COMM_WORLD and on a duplicate
+# without them in alternate repeats), on a PERUSE-enabled build when the ping-pong ran: the floor
 # under the PERUSE source's cost.  Three runs, the median of each reported.
 PCOST=''
 case " $ONLY " in
@@ -326,7 +326,7 @@ case " $ONLY " in
                 { echo "bench/run.sh: peruse_cost failed; see $RES/peruse_cost.log" >&2; exit 1; }
         done
         PCOST=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-                       printf "%s%+.1f ns per one-way trip (%s µs active, %s µs inactive)", (NR > 1 ? "; " : ""), f["added_ns"], f["lat_on_us"], f["lat_off_us"] }' "$RES/peruse_cost.out")
+                       printf "%s%+.1f ns per one-way trip (%s µs with the events, %s µs without)", (NR > 1 ? "; " : ""), f["added_ns"], f["lat_on_us"], f["lat_off_us"] }' "$RES/peruse_cost.out")
     fi ;;
 esac
 
@@ -402,7 +402,7 @@ med() { values "$1" "$2" "$3" | median; }
         echo "Instructions per MPI_Iprobe (callgrind, singleton): $IR_NONE without waitprof, $IR_WP with it (+$(echo "$IR_WP $IR_NONE" | awk '{printf "%.1f", $1 - $2}')); instructions, not time: an rdtsc counts as one, and valgrind hides the vDSO, so a clock_gettime counts as a system call of a few."
     fi
     echo
-    echo "Ping-pong, 2 ranks ($TRIPS round trips x $PP_REPEATS repeats; 1 MiB: 50 round trips x 15); 'vs none' is the median over rounds of the per-round ratio to the 'none' run, 'in-run' the median over repeats of MPI_Send/Recv over PMPI_Send/Recv timed alternately in the same process:"
+    echo "Ping-pong, 2 ranks ($TRIPS round trips x $PP_REPEATS repeats; 1 MiB: 50 round trips x 15); 'vs none' is the median over rounds of the per-round ratio to the 'none' run, 'in-run' the median over repeats of MPI_Send/Recv over PMPI_Send/Recv timed alternately in the same process, the PMPI half on a duplicate of MPI_COMM_WORLD that waitprof never saw (so it pays neither wrappers nor a stall source's hooks):"
     echo
     echo "| configuration | 8 B one-way latency µs | ratio vs none | PMPI latency µs (same run) | ratio in-run | added in-run, ns | 1 MiB bandwidth MB/s | ratio vs none | ratio in-run |"
     echo "|---|---|---|---|---|---|---|---|---|"
@@ -419,15 +419,17 @@ med() { values "$1" "$2" "$3" | median; }
             "$(fmt '%.0f' "$(med pingpong "$c" bw_MBps)")" "$br" "$(fmt '%.3f' "$(med pingpong "$c" bw_ratio)")"
     done
     echo
-    echo "The same ping-pongs split by where the two vCPUs ran: the 8 B latency of this machine is bimodal between runs (about 0.2 and about 0.5 µs), which decides a run's latency more than any configuration does. A run counts as 'fast' when its PMPI latency is below $SPLIT µs (BENCH_PP_SPLIT_US). Medians over the runs of each kind; the ratio is that median over the 'none' median of the same kind:"
+    echo "The same ping-pongs split by where the two vCPUs ran: the 8 B latency of this machine is bimodal between runs (about 0.2 and about 0.5 µs), which decides a run's latency more than any configuration does. A run counts as 'fast' when its PMPI latency is below $SPLIT µs (BENCH_PP_SPLIT_US). Medians over the runs of each kind; 'vs none' is that median over the 'none' median of the same kind, 'in-run' the median of the runs' in-run ratios and added ns:"
     echo
-    echo "| configuration | fast runs | 8 B latency µs, fast | ratio vs none, fast | slow runs | 8 B latency µs, slow | ratio vs none, slow |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| configuration | fast runs | 8 B latency µs, fast | vs none, fast | in-run, fast | slow runs | 8 B latency µs, slow | vs none, slow | in-run, slow |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for c in $CONFIGS; do
         awk -F'\t' -v c="$c" -v cut="$SPLIT" '
             NR > 1 && $2 == "pingpong" && $4 == "lat_pmpi_us" { pm[$3 "," $1] = $5 }
             NR > 1 && $2 == "pingpong" && $4 == "lat_us" { lat[$3 "," $1] = $5 }
-            END { for (k in lat) if (k in pm) { split(k, a, ","); print a[1], (pm[k] < cut ? "fast" : "slow"), lat[k] } }' "$RAW" >"$RES/split.tmp"
+            NR > 1 && $2 == "pingpong" && $4 == "lat_ratio" { ir[$3 "," $1] = $5 }
+            NR > 1 && $2 == "pingpong" && $4 == "lat_added_ns" { ia[$3 "," $1] = $5 }
+            END { for (k in lat) if (k in pm) { split(k, a, ","); print a[1], (pm[k] < cut ? "fast" : "slow"), lat[k], ir[k], ia[k] } }' "$RAW" >"$RES/split.tmp"
         row="| $c"
         for kind in fast slow; do
             n=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k' "$RES/split.tmp" | wc -l)
@@ -435,14 +437,18 @@ med() { values "$1" "$2" "$3" | median; }
             b=$(awk -v k="$kind" '$1 == "none" && $2 == k { print $3 }' "$RES/split.tmp" | median)
             r=$(awk -v m="$m" -v b="$b" 'BEGIN { if (m == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", m / b }')
             [ "$c" = none ] && r=-
-            row="$row | $n | $(fmt '%.3f' "$m") | $r"
+            i=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k { print $4 }' "$RES/split.tmp" | median)
+            a=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k { print $5 }' "$RES/split.tmp" | median)
+            ir=-
+            [ "$i" != - ] && ir="$(fmt '%.3f' "$i"), $(fmt '%+.1f' "$a") ns"
+            row="$row | $n | $(fmt '%.3f' "$m") | $r | $ir"
         done
         echo "$row |"
     done
     rm -f "$RES/split.tmp"
     if [ -n "$PCOST" ]; then
         echo
-        echo "Open MPI's PERUSE alone (bench/peruse_cost.c, no waitprof: the five events with empty callbacks, active minus inactive in alternate repeats of the same run; three runs): $PCOST."
+        echo "Open MPI's PERUSE alone (bench/peruse_cost.c, no waitprof: the five events with empty callbacks, on MPI_COMM_WORLD minus on a duplicate without them, in alternate repeats of the same run; three runs): $PCOST."
     fi
     if [ -n "$IR_SEND$IR_RECV" ]; then
         echo
