@@ -61,8 +61,9 @@ static MPI_Comm pp_bare; /* the PMPI half's communicator (see above) */
 /* Seconds for n round trips of len bytes between ranks 0 and 1, through the
  * MPI_ entry points on MPI_COMM_WORLD or the PMPI_ ones on pp_bare.  Both
  * ranks start together (barrier) so rank 0's clock does not include rank 1's
- * arrival. */
-
+ * arrival.  The two loops are written out, not one loop through function
+ * pointers: the calls stay direct, as a program makes them, and no
+ * indirect call is added to a 0.2 µs trip. */
 static double pp_run(int rank, char *buf, int len, long n, int pmpi)
 {
     if (pmpi) {
