@@ -315,8 +315,9 @@ fi
 
 # Open MPI's PERUSE alone, inside one run (peruse_cost.c: empty callbacks on
 # the five events waitprof follows, on MPI_COMM_WORLD and on a duplicate
-# without them in alternate repeats), on a PERUSE-enabled build when the ping-pong ran: the floor
-# under the PERUSE source's cost.  Three runs, the median of each reported.
+# without them in alternate repeats), on a PERUSE-enabled build when the
+# ping-pong ran: the floor under the PERUSE source's cost.  Three runs, the
+# median of each reported.
 PCOST=''
 case " $ONLY " in
 *" pingpong "*)
