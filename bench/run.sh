@@ -380,6 +380,10 @@ pdiff() {
 }
 
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { if (x == "-") print "-"; else printf f, x }'; }
+# split_med CONFIG KIND FIELD — median of FIELD (3 latency, 4 in-run ratio,
+# 5 in-run added ns) over the ping-pong runs of CONFIG in placement KIND
+# (fast or slow), from $RES/split.tmp.
+split_med() { awk -v c="$1" -v k="$2" -v f="$3" '$1 == c && $2 == k { print $f }' "$RES/split.tmp" | median; }
 med() { values "$1" "$2" "$3" | median; }
 
 {
@@ -434,12 +438,12 @@ med() { values "$1" "$2" "$3" | median; }
         row="| $c"
         for kind in fast slow; do
             n=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k' "$RES/split.tmp" | wc -l)
-            m=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k { print $3 }' "$RES/split.tmp" | median)
-            b=$(awk -v k="$kind" '$1 == "none" && $2 == k { print $3 }' "$RES/split.tmp" | median)
+            m=$(split_med "$c" "$kind" 3)
+            b=$(split_med none "$kind" 3)
             r=$(awk -v m="$m" -v b="$b" 'BEGIN { if (m == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", m / b }')
             [ "$c" = none ] && r=-
-            i=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k { print $4 }' "$RES/split.tmp" | median)
-            a=$(awk -v c="$c" -v k="$kind" '$1 == c && $2 == k { print $5 }' "$RES/split.tmp" | median)
+            i=$(split_med "$c" "$kind" 4)
+            a=$(split_med "$c" "$kind" 5)
             ir=-
             [ "$i" != - ] && ir="$(fmt '%.3f' "$i"), $(fmt '%+.1f' "$a") ns"
             row="$row | $n | $(fmt '%.3f' "$m") | $r | $ir"
