@@ -349,10 +349,34 @@ static void wp_resume_own(struct wp_slot *slot, struct wp_store *s)
     wp_arm_in(slot, s->stride, first ? first : p);
 }
 
+/* Drop a SIGPROF pending for the calling thread, which has SIGPROF blocked
+ * (in its handler, or by wp_sampler_pause) and its timers just stopped.
+ * Such a signal is an expiration from before the stop.  Left pending, it
+ * would swallow the resume's wake-up, since a standard signal that is
+ * already pending is not queued again; and Linux 6.x then drops the stale
+ * expiration when it would deliver it (measured on this project's 6.18
+ * kernel: expiration pending, timer stopped, tgkill sent, no handler call
+ * at all), so the thread would never restart.  Once the timers are
+ * stopped no new expiration can come, so one zero-timeout wait empties
+ * it.  rt_sigtimedwait is a plain system call; sigemptyset and sigaddset
+ * are async-signal-safe by POSIX. */
+static void wp_drop_pending_prof(void)
+{
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    struct timespec zero = {0, 0};
+    syscall(SYS_rt_sigtimedwait, &prof, NULL, &zero, (size_t)(_NSIG / 8));
+}
+
 static void wp_pause_own(struct wp_slot *slot, struct wp_store *s)
 {
     if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || wp_disarm(slot) != 0)
         return;
+    /* Before publishing the stop.  Should this drop a wake-up, it is not
+     * lost: a resume after the store below sees the thread stopped and
+     * wakes it again, one before it is seen by wp_resume_own. */
+    wp_drop_pending_prof();
     __atomic_store_n(&slot->disarmed, 1, __ATOMIC_SEQ_CST);
     wp_resume_own(slot, s);
 }
