@@ -1,5 +1,5 @@
 /* bench/calls_cost.c — the instructions the report's per-call recording
- * (report/calls.h: wp_traffic_send, wp_traffic_recv) adds to a recorded MPI
+ * (profile/calls.h: wp_traffic_send, wp_traffic_recv) adds to a recorded MPI
  * call.  (Until session 4 it also measured wp_calls_record, the report's own
  * per-function statistics; those are now summed from the estimator's
  * categories when rank.R.calls is written.)

@@ -21,7 +21,7 @@
 #           peruse): the cost of each stall source; the meta file must name
 #           S, or the run stops (a source that fell back measures nothing)
 #   lean-S  the same with WAITPROF_LEAN=1: wrappers that read no clock and
-#           keep no per-call figures (state/wrap.h); the meta file must say
+#           keep no per-call figures (wrap/wrap.h); the meta file must say
 #           wrappers=lean
 #   free-H  under waitprof at H Hz with WAITPROF_TIMER=free: free-running
 #           timers instead of expirations on the kernel's tick (the meta file

@@ -8,9 +8,9 @@
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "fallback/wsreduce.h"
-#include "runtime/log.h"
+#include "state/log.h"
 #include "sampler/store.h"
-#include "sampler/symbolize.h"
+#include "symbols/symbolize.h"
 #include "state/clock.h"
 #include "state/functions.h"
 

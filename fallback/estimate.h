@@ -49,7 +49,7 @@ int wp_estimate_minima(MPI_Comm comm, int rank);
  * Reads memory only: safe in a termination handler. */
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 
-/* What the profile writers (report/profile.c, report/partial.c) ask:
+/* What the profile writers (profile/profile.c, profile/partial.c) ask:
  * - the state a store entry stands for, a held one decided by the minimum
  *   above (sampler/store.h, wp_entry_state);
  * - for the samples of a call still in progress at an abnormal end, whose

@@ -99,7 +99,7 @@ struct wp_cat {
      * out of the minimum and counted as zero wait.  Included in count, sum,
      * max and the histogram; early_min is their own minimum. */
     uint64_t early_count, early_sum, early_min;
-    /* The report's event numbers (report/calls.h): the n-th call of this
+    /* The report's event numbers (profile/calls.h): the n-th call of this
      * function on this thread, from 1, of the shortest call (min_ev,
      * early_min_ev) and the two longest.  They are why the report needs no
      * statistics of its own on the recording path: everything else it shows

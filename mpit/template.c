@@ -2,7 +2,7 @@
  *
  * It is compiled (so it keeps up with the contract) but never selected: it
  * classifies nothing.  To add a real source: copy this file, fill in the
- * steps, give it a WAITPROF_SOURCE name in runtime/config.c and a place in
+ * steps, give it a WAITPROF_SOURCE name in state/config.c and a place in
  * wp_source_select()'s order (mpit/source.c), most exact first.
  *
  * The contract is in mpit/source.h; in short, a source tells the sampler

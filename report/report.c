@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 #include "report/report.h"
 #include "report/summary.h"
 #include "report/svg.h"

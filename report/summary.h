@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 
 int wp_summary_write(FILE *out, const struct wp_folded *f, int ranks, int top);
 

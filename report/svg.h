@@ -1,6 +1,6 @@
 /* report/svg.h — a self-contained SVG flame graph of a folded profile.
  *
- * Contract: wp_svg_write() reads a finished struct wp_folded (report/folded.h;
+ * Contract: wp_svg_write() reads a finished struct wp_folded (format/folded.h;
  * the first frame of every line is the MPI state: "Not-in-MPI", "MPI-Work" or
  * "MPI-Stall") and writes one SVG document to out.  The document needs no
  * other file, font or script to render: the root ("all") is at the bottom,
@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 
 int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title);
 

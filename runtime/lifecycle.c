@@ -29,16 +29,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/config.h"
-#include "runtime/log.h"
-#include "runtime/run.h"
+#include "state/config.h"
+#include "state/log.h"
+#include "state/run.h"
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
-#include "report/calls.h"
-#include "report/partial.h"
-#include "report/profile.h"
-#include "runtime/select.h"
+#include "profile/calls.h"
+#include "profile/partial.h"
+#include "profile/profile.h"
+#include "report/report.h"
+#include "state/hooks.h"
+#include "wrap/traffic.h"
+#include "format/select.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
 #include "state/clock.h"
@@ -463,6 +466,9 @@ void wp_hook_init(int rc)
      * is classified by it, and before the run's clock starts, since probing
      * (MPI_T's variable list, a self-test) takes time no sample covers. */
     wp_source_select(wp_run.cfg.source, wp_report);
+    /* The handler asks the source through a hook (state/hooks.h), so the
+     * sampler does not depend on the stall sources. */
+    wp_hook_stalled = wp_src_stalled;
     /* After the calibration: the estimator's histogram edges are in ticks. */
     wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
     wp_run.start_ns = wp_now_ns();
@@ -470,8 +476,8 @@ void wp_hook_init(int rc)
     wp_run.active = 1;
     atexit(wp_at_exit);
     wp_install_term_handlers();
-    wp_calls_init(wp_run.rank, wp_run.size, wp_run.cfg.matrix);
-    /* Lean wrappers (state/wrap.h).  Set before sampling starts, so the
+    wp_traffic_init(wp_run.rank, wp_run.size, wp_run.cfg.matrix);
+    /* Lean wrappers (wrap/wrap.h).  Set before sampling starts, so the
      * handler never sees a call timed under the other mode. */
     wp_lean = wp_run.cfg.lean;
     struct wp_sampler_config sc = {
@@ -486,7 +492,29 @@ void wp_hook_init(int rc)
     };
     /* Unselected ranks take no samples; their wrappers still record the
      * call statistics the estimator's global minima need. */
-    wp_run.sampling = wp_run.selected && wp_sampler_start(&sc) == 0;
+    if (wp_run.selected) {
+        /* The memory the signal-time writer sorts in, reserved now in
+         * normal context (profile/partial.h). */
+        wp_partial_reserve();
+        wp_run.sampling = wp_sampler_start(&sc) == 0;
+    }
+}
+
+/* Collective over comm, after every rank wrote its per-rank files: after a
+ * barrier rank 0 builds every cross-rank output from those files with the
+ * code `waitprof report DIR` uses (report/report.h) and, unless quiet,
+ * prints the report's first screen on stderr. */
+static int wp_merge_run(MPI_Comm comm, int rank, const char *dir, int have_dir, int quiet)
+{
+    /* Every rank has closed its files before it enters the barrier, so rank
+     * 0 reads complete files; what a rank could not write is named by the
+     * reader.  Rank 0 holds one rank's data at a time, not everyone's. */
+    PMPI_Barrier(comm);
+    if (rank != 0 || !have_dir)
+        return 0;
+    struct wp_report_opts o = {NULL, 0, 10};
+    int rc = wp_report_dir(dir, dir, &o, quiet ? NULL : stderr, stderr);
+    return rc < 0 ? -1 : 0;
 }
 
 void wp_hook_finalize(void)
@@ -502,7 +530,7 @@ void wp_hook_finalize(void)
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
     wp_est_ns = wp_now_ns() - est0;
     /* After every rank's files (rank.R.waits included) are written. */
-    wp_profile_merge(wp_comm, wp_run.rank, wp_run.dir, wp_run.have_dir, wp_run.cfg.quiet);
+    wp_merge_run(wp_comm, wp_run.rank, wp_run.dir, wp_run.have_dir, wp_run.cfg.quiet);
     wp_finalize_summary();
     /* Detach the stall source last (MPI_T must be finalized before MPI). */
     wp_source_stop();

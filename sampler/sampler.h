@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "runtime/select.h"
+#include "format/select.h"
 #include "state/thread.h"
 
 #define WP_MAX_FRAMES 128
@@ -72,11 +72,12 @@ uint64_t wp_sampler_tick_ns(void);
 void wp_sampler_stop(void);
 int wp_sampler_running(void);
 
-/* Bracket code that may hold the loader lock. */
-void wp_dl_begin(void);
-void wp_dl_end(void);
-
-/* Address range of the generated wrappers: a frame in it is an MPI call. */
-int wp_is_wrapper_ip(uintptr_t ip);
+/* Move the samples the handler held for the calling thread's current call
+ * into its store, Stall below threshold ticks from the call's entry.
+ * Normal context (a wrapper, as the call returns). */
+void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
+/* A collective call's samples: held until the global minimum of its
+ * category is known (sampler/store.h, wp_pending_flush_held). */
+void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role);
 
 #endif

@@ -66,7 +66,7 @@ int wp_cfi_unwind(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_
 /* The same, but from a frame known to be live on the interrupted stack,
  * given its canonical frame address and a PC inside it, which becomes
  * out[0]; the frames below it are neither walked nor returned.  For a
- * sample inside a wrapper, whose frame (state/wrap.h) stands for the whole
+ * sample inside a wrapper, whose frame (wrap/wrap.h) stands for the whole
  * MPI call: the MPI library's frames are skipped rather than walked and
  * then cut.  The caller's rbp is not known at that frame; the walk
  * declines (-1) if a frame needs it before one restores it from the

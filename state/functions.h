@@ -1,7 +1,7 @@
 /* state/functions.h — the MPI function table as the rest of waitprof sees it.
  *
  * Contract: every wrapped MPI function has a stable id (enum wp_fn, generated
- * from state/mpi_functions.tbl) and an entry in wp_fn_table giving its name and
+ * from wrap/mpi_functions.tbl) and an entry in wp_fn_table giving its name and
  * wait class.  The table is constant data, safe to read from a signal handler.
  */
 #ifndef WP_STATE_FUNCTIONS_H

@@ -8,30 +8,18 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runtime/log.h"
-#include "sampler/sampler.h"
 #include "state/clock.h"
 #include "state/functions.h"
+#include "state/hooks.h"
 #include "state/thread.h"
-#include "state/wrap.h"
 
 __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 
-int wp_lean; /* state/wrap.h; set by the MPI_Init hook (runtime/lifecycle.c) */
-__thread uintptr_t wp_call_site __attribute__((tls_model("initial-exec")));
+/* Lean wrappers (wrap/wrap.h): set by the MPI_Init hook, read by the
+ * wrappers and the handler. */
+int wp_lean;
 
-/* The datatype-size cache of state/wrap.h.  MPI_DATATYPE_NULL never reaches
- * it (only successful calls are recorded), so it is a safe "empty". */
-__thread MPI_Datatype wp_tc_type __attribute__((tls_model("initial-exec"))) = MPI_DATATYPE_NULL;
-__thread int wp_tc_size __attribute__((tls_model("initial-exec")));
-__thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
-unsigned wp_type_gen;
-
-void wp_hook_type_free(int rc)
-{
-    (void)rc;
-    __atomic_fetch_add(&wp_type_gen, 1, __ATOMIC_RELAXED);
-}
+int (*wp_hook_stalled)(void);
 
 struct wp_slot wp_slots[WP_MAX_THREADS];
 volatile int wp_nslots;
@@ -89,7 +77,7 @@ const char *wp_class_name(enum wp_class c)
 int wp_fn_lookup(const char *symbol)
 {
     char base[128];
-    /* The lean and full forms of a C wrapper (state/wrap.h). */
+    /* The lean and full forms of a C wrapper (wrap/wrap.h). */
     if (strncmp(symbol, "wp_lean_", 8) == 0 || strncmp(symbol, "wp_full_", 8) == 0)
         symbol += 8;
     size_t n = strlen(symbol);
@@ -113,21 +101,25 @@ int wp_fn_lookup(const char *symbol)
     return WP_FN_NONE;
 }
 
-void *wp_fortran_real(void **cache, const char *symbol)
+int wp_dl_busy;
+
+void wp_dl_begin(void)
 {
-    void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-    if (p)
-        return p;
-    /* dlsym takes the loader lock: samples are dropped meanwhile (see
-     * wp_dl_begin), as for dlopen. */
-    wp_dl_begin();
-    p = dlsym(RTLD_NEXT, symbol);
-    wp_dl_end();
-    if (p == NULL) {
-        wp_log_always("waitprof: the MPI library defines no %s, yet the program called it; "
-                      "rebuild waitprof against the MPI the program uses", symbol);
-        abort();
-    }
-    __atomic_store_n(cache, p, __ATOMIC_RELEASE);
-    return p;
+    __atomic_fetch_add(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
+}
+
+void wp_dl_end(void)
+{
+    __atomic_fetch_sub(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
+}
+
+/* The linker defines these around the section that holds every generated
+ * wrapper (WP_API in wrap/wrap.h).  Weak: a program without the wrappers
+ * (a unit test) has no such section, and then no address is a wrapper's. */
+extern const char __start_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
+
+int wp_is_wrapper_ip(uintptr_t ip)
+{
+    return ip >= (uintptr_t)__start_wp_wrap_text && ip < (uintptr_t)__stop_wp_wrap_text;
 }

@@ -29,12 +29,12 @@ typedef struct wp_thread {
     volatile sig_atomic_t state;   /* WAITPROF_STATE_* */
     volatile int fn;               /* enum wp_fn of the outermost MPI call */
     volatile uint64_t enter_ticks; /* entry time of that call, wp_ticks() (state/clock.h);
-                                    * in lean mode (state/wrap.h) 0 until the call's
+                                    * in lean mode (wrap/wrap.h) 0 until the call's
                                     * first sample, which sets it (same thread) */
     int depth;                     /* MPI calls nested on this thread (wrappers only) */
     volatile uintptr_t call_cfa;   /* the outermost wrapper's frame: its canonical frame */
     volatile uintptr_t call_pc;    /* address and a PC inside it, written before depth
-                                    * becomes 1 (state/wrap.h); the handler unwinds
+                                    * becomes 1 (wrap/wrap.h); the handler unwinds
                                     * from there while depth > 0 */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
     volatile int has_pending;      /* the handler holds samples of the current call */
@@ -47,7 +47,7 @@ typedef struct wp_thread {
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 
-/* Lean wrappers (state/wrap.h): no clock read, no per-call bookkeeping.  Set
+/* Lean wrappers (wrap/wrap.h): no clock read, no per-call bookkeeping.  Set
  * once by the MPI_Init hook, before sampling starts. */
 extern int wp_lean;
 
@@ -77,6 +77,26 @@ extern volatile int wp_nslots;     /* slots claimed so far (may exceed the array
 
 /* Claim a slot for the calling thread; NULL when all are taken. */
 struct wp_slot *wp_registry_claim(void);
+
+/* The loader-lock guard.  Code that may hold the dynamic loader's lock
+ * (dlopen, dlclose, dl_iterate_phdr, waitprof's own dlsym) runs between
+ * wp_dl_begin() and wp_dl_end(); the SIGPROF handler drops a sample while
+ * wp_dl_held() (an atomic load, async-signal-safe), because the unwinder
+ * may call dl_iterate_phdr, which takes that lock.  It lives here, with the
+ * record, so that every layer can bracket its loader calls without
+ * depending on the sampler. */
+extern int wp_dl_busy;
+void wp_dl_begin(void);
+void wp_dl_end(void);
+static inline int wp_dl_held(void)
+{
+    return __atomic_load_n(&wp_dl_busy, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Address range of the generated wrappers (the section wp_wrap_text,
+ * wrap/wrap.h): a frame in it is an MPI call.  Two compares;
+ * async-signal-safe. */
+int wp_is_wrapper_ip(uintptr_t ip);
 
 /* Monotonic nanoseconds.  clock_gettime is async-signal-safe (POSIX). */
 static inline uint64_t wp_now_ns(void)

@@ -11,7 +11,7 @@ for prog in late_sender_f late_sender_f08; do
     if grep -q 'MPI_Recv;.*MPI_Recv' "$WP_TMP/out-200/all.folded"; then
         wp_fail "$prog: a receive was counted twice (nested MPI_Recv frames)"
     fi
-    # The report's traffic counts (report/calls.h): five 4-byte messages
+    # The report's traffic counts (profile/calls.h): five 4-byte messages
     # from rank 1 to rank 0, seen by the Fortran wrappers.
     sent=$(awk -F'\t' '$1 == "MPI_Send" { print $10 "/" $12 }' "$WP_TMP/out-200/rank.1.calls")
     recvd=$(awk -F'\t' '$1 == "MPI_Recv" { print $11 "/" $13 }' "$WP_TMP/out-200/rank.0.calls")

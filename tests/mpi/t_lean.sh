@@ -1,5 +1,5 @@
 #!/bin/sh
-# WAITPROF_LEAN=1 (state/wrap.h): wrappers that read no clock and keep no
+# WAITPROF_LEAN=1 (wrap/wrap.h): wrappers that read no clock and keep no
 # per-call figures still track the MPI state exactly.  The C and Fortran late
 # senders: rank 0's wait lands on its MPI_Recv path in an MPI state, rank 1's
 # computation outside MPI, sample counts follow WAITPROF_HZ; the meta files

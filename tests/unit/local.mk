@@ -5,7 +5,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_report
 TESTS += tests/unit/test_report
 tests_unit_test_report_SOURCES = tests/unit/test_report.c report/svg.c report/svg.h \
-	report/summary.c report/summary.h report/folded.c report/folded.h
+	report/summary.c report/summary.h format/folded.c format/folded.h
 tests_unit_test_report_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_report_LDADD = $(CHECK_LIBS)
 endif
@@ -19,17 +19,17 @@ check_PROGRAMS += tests/unit/test_config tests/unit/test_store tests/unit/test_f
 	tests/unit/test_functions
 TESTS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
 	tests/unit/test_functions
-tests_unit_test_config_SOURCES = tests/unit/test_config.c runtime/config.c runtime/config.h runtime/select.c runtime/select.h
+tests_unit_test_config_SOURCES = tests/unit/test_config.c state/config.c state/config.h format/select.c format/select.h
 tests_unit_test_config_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_config_LDADD = $(CHECK_LIBS)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h state/clock.c state/clock.h
 tests_unit_test_store_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_store_LDADD = $(CHECK_LIBS)
-tests_unit_test_folded_SOURCES = tests/unit/test_folded.c report/folded.c report/folded.h
+tests_unit_test_folded_SOURCES = tests/unit/test_folded.c format/folded.c format/folded.h
 tests_unit_test_folded_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_folded_LDADD = $(CHECK_LIBS)
 tests_unit_test_functions_SOURCES = tests/unit/test_functions.c state/thread.c state/thread.h state/clock.c \
-	state/functions.h state/wrap.h runtime/log.c runtime/log.h
+	state/functions.h
 nodist_tests_unit_test_functions_SOURCES = state/functions.gen.c
 tests_unit_test_functions_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_functions_LDADD = $(CHECK_LIBS) -ldl
@@ -42,7 +42,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_stats
 TESTS += tests/unit/test_stats
 tests_unit_test_stats_SOURCES = tests/unit/test_stats.c fallback/stats.c fallback/stats.h state/clock.c \
-	state/clock.h report/calls.c report/calls.h
+	state/clock.h profile/calls.c profile/calls.h wrap/traffic.c wrap/traffic.h
 nodist_tests_unit_test_stats_SOURCES = state/functions.gen.c
 tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)
@@ -73,8 +73,8 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_select
 TESTS += tests/unit/test_select
-tests_unit_test_select_SOURCES = tests/unit/test_select.c runtime/select.c runtime/select.h runtime/config.c \
-	runtime/config.h
+tests_unit_test_select_SOURCES = tests/unit/test_select.c format/select.c format/select.h state/config.c \
+	state/config.h
 tests_unit_test_select_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_select_LDADD = $(CHECK_LIBS)
 endif
@@ -85,7 +85,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_crossrank
 TESTS += tests/unit/test_crossrank
 tests_unit_test_crossrank_SOURCES = tests/unit/test_crossrank.c report/report.c report/report.h \
-	report/svg.c report/svg.h report/summary.c report/summary.h report/folded.c report/folded.h
+	report/svg.c report/svg.h report/summary.c report/summary.h format/folded.c format/folded.h
 tests_unit_test_crossrank_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_crossrank_LDADD = $(CHECK_LIBS)
 endif

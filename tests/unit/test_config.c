@@ -2,7 +2,7 @@
  *
  * The configuration is read through a getter, so these tests feed it a table
  * instead of the process environment and capture what would be printed.  The
- * contract checked (runtime/config.h): loading never fails; every value that
+ * contract checked (state/config.h): loading never fails; every value that
  * cannot be accepted produces exactly one line that names the variable, says
  * what is accepted and which value is used instead, and that value is the
  * default; good values are taken as given.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/config.h"
+#include "state/config.h"
 
 /* --- the fake environment and the captured report ------------------------- */
 

@@ -1,4 +1,4 @@
-/* tests/unit/test_folded.c — folded stacks (report/folded.h).
+/* tests/unit/test_folded.c — folded stacks (format/folded.h).
  *
  * Checked: frame names are made safe (no ';', no control characters, no
  * space-digit tail a reader would take for a count, no flamegraph.pl "_[k]"
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 
 /* --- wp_frame_sanitize --------------------------------------------------------- */
 

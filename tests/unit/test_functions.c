@@ -6,7 +6,7 @@
  * on are the ones the table says, and every entry is a well-formed MPI name.
  *
  * The test is built from state/thread.c, the generated state/functions.gen.c
- * and runtime/log.c; the loader-lock brackets that thread.c uses live in the
+ * and state/log.c; the loader-lock brackets that thread.c uses live in the
  * sampler, which a unit test does not want, so they are defined here.
  */
 #include <check.h>
@@ -15,17 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/sampler.h"
 #include "state/functions.h"
-
-/* wp_fortran_real() brackets its dlsym with these; nothing here samples. */
-void wp_dl_begin(void)
-{
-}
-
-void wp_dl_end(void)
-{
-}
 
 struct spelling {
     const char *symbol;

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 #include "report/summary.h"
 #include "report/svg.h"
 

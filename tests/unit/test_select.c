@@ -1,5 +1,5 @@
 /* tests/unit/test_select.c — the rank-list and time-window parsers
- * (runtime/select.h) and how wp_config_load() reports bad WAITPROF_RANKS,
+ * (format/select.h) and how wp_config_load() reports bad WAITPROF_RANKS,
  * _START, _STOP, _WINDOW and _MEMORY values (one line, the fallback used).
  */
 #include <check.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/config.h"
-#include "runtime/select.h"
+#include "state/config.h"
+#include "format/select.h"
 
 static char why[256], note[512], text[512];
 

@@ -1,7 +1,7 @@
 /* Unit tests for the estimator's pure parts: size classes, histogram bins,
  * per-category statistics and their merge, the wait formula (plain and with
  * the early-call remedy) and the pattern of each kind of call; and the
- * report's per-function rows (report/calls.h), which are summed from the
+ * report's per-function rows (profile/calls.h), which are summed from the
  * categories. */
 #include <check.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
-#include "report/calls.h"
+#include "profile/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
 

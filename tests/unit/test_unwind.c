@@ -30,7 +30,7 @@ static __thread uintptr_t t_stack_lo, t_stack_hi;
 static volatile int samples, answered, declined, mismatched;
 static char first_mismatch[512];
 
-/* A stand-in for a wrapper's frame (state/wrap.h): its CFA and a PC in it,
+/* A stand-in for a wrapper's frame (wrap/wrap.h): its CFA and a PC in it,
  * and its return address, to find its caller among libunwind's frames. */
 static __thread volatile uintptr_t fw_cfa, fw_pc, fw_ra;
 static __thread volatile int fw_live;

@@ -1,4 +1,4 @@
-/* runtime/log.h — waitprof's messages to the user.
+/* state/log.h — waitprof's messages to the user.
  *
  * Contract: every message is one line on stderr, starting "waitprof: ", and
  * written with a single write() so lines from many ranks do not interleave.
@@ -6,8 +6,8 @@
  * process before the rank is known); wp_log_always() prints on any rank.
  * Neither is for signal handlers (they format with vsnprintf).
  */
-#ifndef WP_RUNTIME_LOG_H
-#define WP_RUNTIME_LOG_H
+#ifndef WP_STATE_LOG_H
+#define WP_STATE_LOG_H
 
 extern int wp_log_rank; /* -1 until MPI_Init has returned */
 

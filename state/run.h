@@ -1,15 +1,15 @@
-/* runtime/run.h — what waitprof knows about the current run.
+/* state/run.h — what waitprof knows about the current run.
  *
  * Contract: filled by the MPI_Init hook (runtime/lifecycle.c) before sampling
  * starts and read-only afterwards except end_ns and status, so the writers,
  * including the async-signal-safe ones, may read it at any time.
  */
-#ifndef WP_RUNTIME_RUN_H
-#define WP_RUNTIME_RUN_H
+#ifndef WP_STATE_RUN_H
+#define WP_STATE_RUN_H
 
 #include <stdint.h>
 
-#include "runtime/config.h"
+#include "state/config.h"
 
 struct wp_run {
     int active;            /* MPI_Init hook completed */

@@ -1,4 +1,4 @@
-/* runtime/select.h — which ranks and which time intervals are sampled.
+/* format/select.h — which ranks and which time intervals are sampled.
  *
  * Contract: pure functions (no MPI, no globals, no allocation except where a
  * function says so), shared by the library (runtime/lifecycle.c,
@@ -16,8 +16,8 @@
  * whether a time is selected; it only does arithmetic on its arguments, so
  * the SIGPROF handler may call it.
  */
-#ifndef WP_RUNTIME_SELECT_H
-#define WP_RUNTIME_SELECT_H
+#ifndef WP_FORMAT_SELECT_H
+#define WP_FORMAT_SELECT_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* runtime/config.h — waitprof's configuration from WAITPROF_* variables.
+/* state/config.h — waitprof's configuration from WAITPROF_* variables.
  *
  * Contract: wp_config_load() reads every variable through the getter it is
  * given (getenv in the library, a table in the unit tests), never fails, and
@@ -8,13 +8,13 @@
  * default).  wp_config_check_unknown() reports WAITPROF_* names it does not
  * know, which catches typos.
  */
-#ifndef WP_RUNTIME_CONFIG_H
-#define WP_RUNTIME_CONFIG_H
+#ifndef WP_STATE_CONFIG_H
+#define WP_STATE_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/select.h"
+#include "format/select.h"
 
 #define WP_HZ_DEFAULT 100
 #define WP_HZ_MAX 10000
@@ -43,11 +43,11 @@ struct wp_config {
                           * call site, 1..16, default 1 */
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
-                          * clock and keep no per-call figures (state/wrap.h);
+                          * clock and keep no per-call figures (wrap/wrap.h);
                           * forces estimate and matrix to 0 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
     /* Selection and budget (issue 5).  The rank list is checked for syntax
-     * here; it is fitted to the job size at MPI_Init (runtime/select.h). */
+     * here; it is fitted to the job size at MPI_Init (format/select.h). */
     char ranks_spec[256];  /* WAITPROF_RANKS as accepted, "all" by default */
     struct wp_ranks ranks;
     double start_s, stop_s; /* WAITPROF_START / WAITPROF_STOP, seconds since

@@ -1,15 +1,14 @@
-/* report/profile.c — see report/profile.h. */
+/* profile/profile.c — see profile/profile.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fallback/estimate.h"
-#include "runtime/log.h"
-#include "report/profile.h"
-#include "report/report.h"
+#include "state/log.h"
+#include "profile/profile.h"
 #include "sampler/store.h"
-#include "sampler/symbolize.h"
+#include "symbols/symbolize.h"
 #include "state/clock.h"
 #include "state/thread.h"
 
@@ -69,7 +68,7 @@ int wp_profile_build(struct wp_folded *out)
         }
         /* A call still in progress at an abnormal end (its thread's
          * samples were never settled): as the quick writer does
-         * (report/partial.c), rather than lose them. */
+         * (profile/partial.c), rather than lose them. */
         const struct wp_pending *p = s->pending;
         uint64_t stall, all = wp_estimate_pending_split(p, now, &stall);
         if (stall > 0)
@@ -128,17 +127,4 @@ int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
     char path[4200];
     snprintf(path, sizeof path, "%s/rank.%d.folded", dir, rank);
     return wp_profile_write_file(path, f);
-}
-
-int wp_profile_merge(MPI_Comm comm, int rank, const char *dir, int have_dir, int quiet)
-{
-    /* Every rank has closed its files before it enters the barrier, so rank
-     * 0 reads complete files; what a rank could not write is named by the
-     * reader.  Rank 0 holds one rank's data at a time, not everyone's. */
-    PMPI_Barrier(comm);
-    if (rank != 0 || !have_dir)
-        return 0;
-    struct wp_report_opts o = {NULL, 0, 10};
-    int rc = wp_report_dir(dir, dir, &o, quiet ? NULL : stderr, stderr);
-    return rc < 0 ? -1 : 0;
 }

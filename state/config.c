@@ -1,11 +1,11 @@
-/* runtime/config.c — see runtime/config.h. */
+/* state/config.c — see state/config.h. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/config.h"
+#include "state/config.h"
 
 static const char *const wp_known[] = {
     "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
@@ -183,7 +183,7 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
     c->lean = wp_word(get, report, "WAITPROF_LEAN", bools, 0, "0 or 1");
     if (c->lean && (c->matrix || (get("WAITPROF_ESTIMATE") && c->estimate))) {
-        /* Lean wrappers keep no per-call figure (state/wrap.h); the request
+        /* Lean wrappers keep no per-call figure (wrap/wrap.h); the request
          * for one cannot be met. */
         report(c->matrix ? "waitprof: WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_MATRIX=1 is ignored; "
                            "unset one of them"

@@ -1,4 +1,4 @@
-/* sampler/symbolize.h — turning sampled addresses into frame names.
+/* symbols/symbolize.h — turning sampled addresses into frame names.
  *
  * Contract: runs after sampling has stopped, in normal context (it reads ELF
  * files and allocates).  A frame is named by its function (C++ names
@@ -7,10 +7,10 @@
  * ("MPI_Recv" for mpi_recv_ too).  Start-up frames below main and a thread's
  * start routine (_start, __libc_start_main, start_thread, clone, waitprof's
  * own thread trampoline) are left out: NULL is returned for them.
- * Names are sanitized for folded output (report/folded.h).
+ * Names are sanitized for folded output (format/folded.h).
  */
-#ifndef WP_SAMPLER_SYMBOLIZE_H
-#define WP_SAMPLER_SYMBOLIZE_H
+#ifndef WP_SYMBOLS_SYMBOLIZE_H
+#define WP_SYMBOLS_SYMBOLIZE_H
 
 #include <stddef.h>
 #include <stdint.h>

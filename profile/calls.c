@@ -1,17 +1,14 @@
-/* report/calls.c — see report/calls.h. */
+/* profile/calls.c — see profile/calls.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "fallback/stats.h"
-#include "report/calls.h"
+#include "wrap/traffic.h"
+#include "profile/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
-
-struct wp_traffic {
-    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
-};
 
 /* What the report shows per function: timing summed from the estimator's
  * categories when the file is written, traffic counted by the wrappers. */
@@ -21,112 +18,6 @@ struct wp_fncalls {
     struct wp_traffic tr;
     uint32_t hist[WP_HIST_BINS];
 };
-
-/* Per thread, so that the counts need no atomic add. */
-struct wp_calls_table {
-    struct wp_traffic fn[WP_FN_COUNT];
-};
-
-#define WP_MAX_CALL_TABLES 1024
-static struct wp_calls_table *wp_call_tables[WP_MAX_CALL_TABLES];
-static int wp_ncall_tables;
-static __thread struct wp_calls_table *wp_my_calls __attribute__((tls_model("initial-exec")));
-static __thread int wp_my_calls_failed __attribute__((tls_model("initial-exec")));
-
-/* The matrix row of this rank: bytes, requests, receive ticks per peer.
- * Shared by the threads, hence the atomic adds. */
-static uint64_t *wp_mx;
-static int wp_mx_size, wp_mx_rank;
-
-void wp_calls_init(int rank, int size, int matrix)
-{
-    wp_mx_rank = rank;
-    if (!matrix || size <= 0)
-        return;
-    void *m = mmap(NULL, (size_t)size * 3 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return;
-    wp_mx = m;
-    wp_mx_size = size;
-}
-
-static struct wp_calls_table *wp_calls_mine(void)
-{
-    struct wp_calls_table *t = wp_my_calls;
-    if (__builtin_expect(t != NULL, 1))
-        return t;
-    if (wp_my_calls_failed)
-        return NULL;
-    void *m = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    int i = m != MAP_FAILED ? __atomic_fetch_add(&wp_ncall_tables, 1, __ATOMIC_ACQ_REL) : WP_MAX_CALL_TABLES;
-    if (i >= WP_MAX_CALL_TABLES) {
-        if (m != MAP_FAILED)
-            munmap(m, sizeof *t);
-        wp_my_calls_failed = 1;
-        return NULL;
-    }
-    t = m;
-    __atomic_store_n(&wp_call_tables[i], t, __ATOMIC_RELEASE);
-    wp_my_calls = t;
-    return t;
-}
-
-/* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,
- * MPI_PROC_NULL, an intercommunicator).  Only asked with the matrix on. */
-static int wp_world_rank(int peer, MPI_Comm comm)
-{
-    if (peer < 0)
-        return -1;
-    if (comm == MPI_COMM_WORLD)
-        return peer;
-    int inter = 0;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
-        return -1;
-    MPI_Group g, w;
-    int out = -1;
-    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
-        return -1;
-    if (PMPI_Comm_group(MPI_COMM_WORLD, &w) == MPI_SUCCESS) {
-        if (PMPI_Group_translate_ranks(g, 1, &peer, w, &out) != MPI_SUCCESS || out == MPI_UNDEFINED)
-            out = -1;
-        PMPI_Group_free(&w);
-    }
-    PMPI_Group_free(&g);
-    return out;
-}
-
-void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm)
-{
-    struct wp_calls_table *t = wp_calls_mine();
-    if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT || dest == MPI_PROC_NULL)
-        return;
-    t->fn[fn].bytes_sent += bytes;
-    t->fn[fn].req_sent++;
-    if (wp_mx) {
-        int j = wp_world_rank(dest, comm);
-        if (j >= 0 && j < wp_mx_size) {
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j], bytes, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 1], 1, __ATOMIC_RELAXED);
-        }
-    }
-}
-
-void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks)
-{
-    struct wp_calls_table *t = wp_calls_mine();
-    if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT || source == MPI_PROC_NULL)
-        return;
-    t->fn[fn].bytes_recv += bytes;
-    t->fn[fn].req_recv++;
-    /* ticks is the receive's entry time: TIME(i,j) adds its duration.  The
-     * clock is read only with the matrix on. */
-    if (wp_mx && ticks) {
-        int j = wp_world_rank(source, comm);
-        if (j >= 0 && j < wp_mx_size)
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], wp_ticks() - ticks, __ATOMIC_RELAXED);
-    }
-}
 
 static void wp_merge(struct wp_fncalls *into, const struct wp_fncalls *c)
 {
@@ -218,11 +109,11 @@ int wp_calls_write(const char *dir, int rank)
                 wp_merge_cat(&all[c->fn], c);
         }
     }
-    int n = __atomic_load_n(&wp_ncall_tables, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_CALL_TABLES)
-        n = WP_MAX_CALL_TABLES;
+    int n = __atomic_load_n(&wp_ntraffic_tables, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_TRAFFIC_TABLES)
+        n = WP_MAX_TRAFFIC_TABLES;
     for (int i = 0; i < n; i++) {
-        const struct wp_calls_table *ct = __atomic_load_n(&wp_call_tables[i], __ATOMIC_ACQUIRE);
+        const struct wp_traffic_table *ct = __atomic_load_n(&wp_traffic_tables[i], __ATOMIC_ACQUIRE);
         for (int fn = 1; ct && fn < WP_FN_COUNT; fn++) {
             struct wp_traffic *a = &all[fn].tr;
             const struct wp_traffic *c = &ct->fn[fn];

@@ -1,4 +1,4 @@
-/* sampler/symbolize.c — see sampler/symbolize.h.  Uses elfutils' libdwfl on
+/* symbols/symbolize.c — see symbols/symbolize.h.  Uses elfutils' libdwfl on
  * the live process: it reads /proc/self/maps and each module's symbol table
  * (.symtab where the file has one, .dynsym otherwise).  Separate debug files
  * are not searched, so no debuginfod server is ever contacted. */
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "report/folded.h"
-#include "sampler/sampler.h"
-#include "sampler/symbolize.h"
+#include "format/folded.h"
+#include "state/thread.h"
+#include "symbols/symbolize.h"
 #include "state/functions.h"
 
 struct wp_sym_entry {

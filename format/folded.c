@@ -1,8 +1,8 @@
-/* report/folded.c — see report/folded.h. */
+/* format/folded.c — see format/folded.h. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/folded.h"
+#include "format/folded.h"
 
 void wp_frame_sanitize(char *dst, size_t cap, const char *src)
 {

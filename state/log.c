@@ -1,10 +1,10 @@
-/* runtime/log.c — see runtime/log.h. */
+/* state/log.c — see state/log.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/log.h"
+#include "state/log.h"
 
 int wp_log_rank = -1;
 

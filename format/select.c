@@ -1,10 +1,10 @@
-/* runtime/select.c — see runtime/select.h. */
+/* format/select.c — see format/select.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/select.h"
+#include "format/select.h"
 
 /* A whole number >= 0 at *s, digits only; advances *s.  -1 on no digits or
  * overflow past 2^40 (far beyond any job size). */

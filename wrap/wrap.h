@@ -1,4 +1,6 @@
-/* state/wrap.h — what a generated wrapper does around its PMPI call.
+/* wrap/wrap.h — what a generated wrapper does around its PMPI call: the
+ * wrapper layer, which drives the sampler, the estimator and the stall
+ * sources below it.
  *
  * Contract: wp_enter() moves the calling thread from Not-in-MPI to MPI-Work,
  * records the function, the entry time and the wrapper's frame (for the
@@ -13,12 +15,12 @@
  * dates a call by its first sample.  A clock read on the critical path of
  * a message costs about 10 ns here (doc/performance.md), more than 3 % of
  * this machine's fastest ping-pong.
- * The generated C wrappers have a lean and a full form (state/gen_wrappers.py);
+ * The generated C wrappers have a lean and a full form (wrap/gen_wrappers.py);
  * the Fortran ones test wp_recorder(), NULL in lean mode, before each piece
  * of per-call bookkeeping.
  */
-#ifndef WP_STATE_WRAP_H
-#define WP_STATE_WRAP_H
+#ifndef WP_WRAP_WRAP_H
+#define WP_WRAP_WRAP_H
 
 #include <mpi.h>
 #include <stdatomic.h>
@@ -27,24 +29,19 @@
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
-#include "report/calls.h"
+#include "sampler/sampler.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
+#include "wrap/traffic.h"
 
 #define WP_API __attribute__((visibility("default"), section("wp_wrap_text")))
-/* The lean and full forms of a C wrapper (state/gen_wrappers.py): in the same
+/* The lean and full forms of a C wrapper (wrap/gen_wrappers.py): in the same
  * section, so the sampler takes their frames for the MPI call as it does
  * the exported wrapper's (sampler/sampler.c), and named wp_lean_<MPI name>
  * and wp_full_<MPI name>, which wp_fn_lookup() reads as the MPI name. */
 #define WP_WRAP_FORM static __attribute__((noinline, section("wp_wrap_text")))
 
-/* Move the samples held for the current call into the store, Stall below
- * threshold ticks from the call's entry (sampler/sampler.c). */
-void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
-/* A collective call's samples: held until the global minimum of its
- * category is known (sampler/store.h, wp_pending_flush_held). */
-void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role);
 
 /* The stall source's side of a call (mpit/source.c), named by the table's
  * via=, newcomm= and freecomm directives. */
@@ -154,7 +151,7 @@ static inline wp_thread_t *wp_recorder(wp_thread_t *t)
 #define WP_CALL_SITE ((uintptr_t)__builtin_return_address(0))
 
 /* The call site as the exported C wrapper saw it, for the full form it jumps
- * to (state/gen_wrappers.py), which reads it before anything else can
+ * to (wrap/gen_wrappers.py), which reads it before anything else can
  * overwrite it: no MPI call, so no other wrapper, comes in between. */
 extern __thread uintptr_t wp_call_site __attribute__((tls_model("initial-exec")));
 
@@ -249,7 +246,7 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
         site = wp_callpath_site(site);
     }
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
-    /* Also the report's per-function figures (report/calls.h). */
+    /* Also the report's per-function figures (profile/calls.h). */
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
     if (__builtin_expect(t->has_pending, 0))
         wp_settle_recorded(t, fn, bytes, role, early, d, min);

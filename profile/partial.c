@@ -1,4 +1,4 @@
-/* report/partial.c — see report/partial.h.  Everything reachable from
+/* profile/partial.c — see profile/partial.h.  Everything reachable from
  * wp_meta_write() and wp_partial_write_folded() is async-signal-safe:
  * open, write, close (POSIX list), and this file's own formatting on stack
  * buffers.  No stdio, no malloc. */
@@ -12,8 +12,8 @@
 #include "fallback/estimate.h"
 #include "mpit/requests.h"
 #include "mpit/source.h"
-#include "runtime/run.h"
-#include "report/partial.h"
+#include "state/run.h"
+#include "profile/partial.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
 #include "sampler/unwind.h"
@@ -275,7 +275,7 @@ int wp_meta_write(const char *dir, int rank, const char *status)
     wp_ks(&o, "source", wp_src->name);
     wp_kv(&o, "hz", (uint64_t)wp_run.cfg.hz);
     /* full: the wrappers time every call and keep per-call figures; lean:
-     * no clock, no figures (WAITPROF_LEAN, state/wrap.h). */
+     * no clock, no figures (WAITPROF_LEAN, wrap/wrap.h). */
     wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
     /* tick: expirations on the kernel's tick of tick_ns (sampler.c); free:

@@ -1,4 +1,4 @@
-/* report/folded.h — folded-stack collections and their text form.
+/* format/folded.h — folded-stack collections and their text form.
  *
  * Contract (the rules of DESIGN.md §3): a folded line is the frames root
  * first joined by ';', one space, and a positive integer count.  Frame names
@@ -8,8 +8,8 @@
  * lines (inferno wants sorted input) and merges equal stacks by summing.
  * Normal context only: these functions allocate.
  */
-#ifndef WP_REPORT_FOLDED_H
-#define WP_REPORT_FOLDED_H
+#ifndef WP_FORMAT_FOLDED_H
+#define WP_FORMAT_FOLDED_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* report/partial.h — the per-rank files, written safely even from a signal.
+/* profile/partial.h — the per-rank files, written safely even from a signal.
  *
  * Contract:
  * - wp_meta_write() writes rank.R.meta: one "key=value" a line, the run's
@@ -13,8 +13,8 @@
  *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
  * Both read the stores only after sampling was stopped (wp_sampler_stop()).
  */
-#ifndef WP_REPORT_PARTIAL_H
-#define WP_REPORT_PARTIAL_H
+#ifndef WP_PROFILE_PARTIAL_H
+#define WP_PROFILE_PARTIAL_H
 
 #include <stdint.h>
 

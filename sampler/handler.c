@@ -1,0 +1,273 @@
+/* sampler/handler.c — the SIGPROF handler: one sample of the interrupted
+ * thread's MPI state and call stack into its store, and the settling of the
+ * samples it held for a call that may wait.  See sampler/sampler.h for the
+ * contract, sampler/internal.h for the sampler's files. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <ucontext.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "format/select.h"
+#include "sampler/internal.h"
+#include "state/clock.h"
+#include "state/functions.h"
+#include "state/hooks.h"
+
+/* libunwind's two ways (see wp_unwind_sig). */
+static int wp_unwind_lib_sig(ucontext_t *uc, uintptr_t *out, int max, int *trunc, int *slow)
+{
+    int k = 0, start = -1;
+#if defined(__x86_64__)
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    void *buf[WP_MAX_FRAMES + 16];
+    /* A wrapper interrupted inside its own unw_backtrace (call paths,
+     * fallback/stats.c) is using the per-thread trace cache: take the slow
+     * path, which does not touch it. */
+    int n = wp_self.unwinding ? 0 : unw_backtrace(buf, max + 16);
+    for (int i = 0; i < n && i < 16; i++)
+        if ((uintptr_t)buf[i] == pc) {
+            start = i;
+            break;
+        }
+    if (start >= 0) {
+        for (int i = start; i < n && k < max; i++)
+            out[k++] = (uintptr_t)buf[i] - (i > start);
+        *trunc = (n - start > max) || n == max + 16;
+    }
+#endif
+    if (start < 0) {
+        *slow = 1;
+        unw_cursor_t c;
+        if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+            return 0;
+        do {
+            unw_word_t ip;
+            if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+                break;
+            out[k] = (uintptr_t)ip - (k > 0);
+            k++;
+        } while (k < max && unw_step(&c) > 0);
+        *trunc = (k == max && unw_step(&c) > 0);
+    }
+    return k;
+}
+
+/* Unwind the interrupted stack into out[] (leaf first); returns the frame
+ * count.  Return addresses are stored minus one so that they point into the
+ * call instruction (what symbolization and line lookup want); the leaf is the
+ * exact interrupted PC.  Frames inside the MPI library, below the outermost
+ * wrapper, are cut: the wrapper frame stands for the whole MPI call.
+ * *in_wrapper tells whether the stack holds a wrapper frame at all.
+ *
+ * First waitprof's own unwinder (sampler/unwind.c): inside a wrapped call
+ * from the wrapper's frame, else from the signal context.  It touches
+ * little memory, which is what a handler that runs once per 10 ms pays
+ * for.  When it declines (*lib set):
+ * unw_backtrace() from the handler's own context, which uses libunwind's
+ * per-thread trace cache; the interrupted PC is then found in its result
+ * by value, so no fixed number of handler frames is skipped.  When the PC
+ * is not found (*slow set): unw_init_local2 on the signal context and
+ * unw_step, which libunwind documents as signal-safe for local unwinding.
+ * noinline keeps this frame (and so the search) the same in every build. */
+static __attribute__((noinline)) int wp_unwind_sig(void *ucv, uintptr_t *out, int max, int *trunc, int *lib,
+                                                int *slow, int *in_wrapper)
+{
+    ucontext_t *uc = ucv;
+    int k = -1;
+    if (wp_cfi_mine) {
+        /* Inside a wrapped call, from the outermost wrapper's frame
+         * (wrap/wrap.h): its PC is checked to be a wrapper's, so a frame
+         * recorded by anything else is never trusted. */
+        if (wp_self.depth > 0 && wp_is_wrapper_ip(wp_self.call_pc))
+            k = wp_cfi_unwind_from(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, wp_self.call_pc, wp_self.call_cfa,
+                                   out, max, trunc);
+        if (k < 0)
+            k = wp_cfi_unwind(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc);
+    }
+    if (k < 0) {
+        *lib = 1;
+        k = wp_unwind_lib_sig(uc, out, max, trunc, slow);
+    }
+    int cut = -1;
+    for (int i = 0; i < k; i++)
+        if (wp_is_wrapper_ip(out[i]))
+            cut = i;
+    if (cut > 0) {
+        memmove(out, out + cut, (size_t)(k - cut) * sizeof *out);
+        k -= cut;
+    }
+    *in_wrapper = cut >= 0;
+    return k;
+}
+
+/* The SIGPROF handler.  What it calls, and why each is safe here:
+ * - wp_self (TLS): initial-exec, see state/thread.h.
+ * - wp_ticks / wp_ticks_duration_ns: an rdtsc and arithmetic on globals
+ *   (state/clock.h); clock_gettime, async-signal-safe by POSIX, only with
+ *   a time selection or without a usable TSC.
+ * - wp_unwind_sig: waitprof's unwinder (sampler/unwind.h: reads the objects'
+ *   unwind tables, this thread's cache and its stack), else libunwind local
+ *   unwinding (see above), no malloc; the loader lock case is excluded by
+ *   wp_dl_held().
+ * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
+ *   memory.
+ * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
+ *   wp_src_stalled), which reads this thread's TLS and a static counter
+ *   array.
+ * - wp_slow_down_sig, wp_pause_own_sig, wp_resume_own_sig, wp_skip_unselected_sig:
+ *   timer_settime, async-signal-safe by POSIX (see wp_arm_in_sig); the
+ *   window arithmetic of format/select.h.
+ * errno is saved and restored because unwinding may set it. */
+void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    int saved_errno = errno;
+    struct wp_slot *slot = wp_self.slot;
+    if (slot == NULL)
+        goto out;
+    /* Publish that a handler runs, then check that sampling is on: with
+     * wp_sampler_stop()'s store-then-check this is a Dekker pair, so the
+     * stopper either sees us here or we see it stopped. */
+    __atomic_store_n(&slot->in_handler, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&wp_smp_running, __ATOMIC_SEQ_CST))
+        goto done;
+    struct wp_store *s = slot->store;
+    /* The handler's own time, in ticks: a TSC read touches no memory, where
+     * the vDSO clock reads its data page, cold at 100 Hz. */
+    uint64_t c0 = wp_ticks();
+    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
+     * SIGPROF someone else sent, which is no sample. */
+    if (si->si_code != SI_TIMER) {
+        wp_resume_own_sig(slot, s);
+        goto done;
+    }
+    if (__atomic_load_n(&wp_smp_paused, __ATOMIC_SEQ_CST)) {
+        s->paused_signals++;
+        wp_pause_own_sig(slot, s);
+        goto done;
+    }
+    uint64_t w = si->si_overrun > 0 ? (uint64_t)si->si_overrun + 1 : 1;
+    uint32_t stride = s->stride ? s->stride : 1;
+    /* Time selection (START/STOP/WINDOW): the w expirations this signal
+     * stands for happened over the last w periods, not all now (a thread
+     * that was not scheduled gets them late, in one signal).  Count only
+     * those that fall into the selected time: the selected part of that
+     * span, in periods, rounded.  wp_window_pieces is arithmetic only. */
+    if (wp_smp_has_tsel) {
+        uint64_t t0 = wp_now_ns();
+        uint64_t period = wp_smp_period_ns * stride, rel = t0 - wp_smp_cfg.t0_ns, span = w * period;
+        uint64_t in = wp_window_pieces(&wp_smp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
+        w = (in + period / 2) / period;
+        if (w == 0) {
+            s->unselected_signals++;
+            wp_skip_unselected_sig(slot, s, rel, period);
+            goto done;
+        }
+    }
+    /* Each expiration stands for stride configured periods. */
+    w *= stride;
+    if (wp_dl_held()) {
+        s->dropped_dl += w;
+        goto done;
+    }
+    int state = wp_self.state, fn = wp_self.fn;
+    /* A lean-mode wrapper read no clock (wrap/wrap.h): the call's first
+     * sample dates it.  Same thread, so no other writer; wp_ticks is a TSC
+     * or vDSO clock read. */
+    if (state == WAITPROF_STATE_WORK && wp_self.enter_ticks == 0)
+        wp_self.enter_ticks = wp_ticks();
+    uintptr_t ips[WP_MAX_FRAMES];
+    int trunc = 0, lib = 0, slow = 0, in_wrapper = 0;
+    int n = wp_unwind_sig(ucv, ips, wp_smp_cfg.max_frames, &trunc, &lib, &slow, &in_wrapper);
+    s->lib_unwinds += lib;
+    s->slow_unwinds += slow;
+    /* A sample in a wrapper's own instructions, before wp_enter() or after
+     * wp_leave() changed the state, is still time in the MPI call. */
+    if (in_wrapper && state == WAITPROF_STATE_NOT_IN_MPI)
+        state = WAITPROF_STATE_WORK;
+    if (n <= 0) {
+        s->unwind_fail += w;
+        n = 0;
+    }
+    if (trunc)
+        s->truncated += w;
+    /* A runtime stall source that follows this call says now whether the
+     * thread waits (state/hooks.h; mpit's answer reads TLS and static
+     * memory only). */
+    int told = state == WAITPROF_STATE_WORK && in_wrapper && wp_self.src_seen && wp_hook_stalled
+                   ? wp_hook_stalled()
+                   : -1;
+    if (told >= 0) {
+        state = told ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
+        s->by_source += w;
+    }
+    /* Inside a call that may wait, Work and Stall are told apart when the
+     * call returns (wp_sampler_settle): hold the sample until then.  Lean
+     * wrappers record nothing to tell them apart by: Work at once. */
+    else if (state == WAITPROF_STATE_WORK && in_wrapper && !wp_lean && fn > 0 && fn < WP_FN_COUNT &&
+             wp_fn_table[fn].waits) {
+        struct wp_pending *p = s->pending;
+        if (p->n < WP_PENDING_MAX) {
+            if (p->n == 0) {
+                memcpy(p->ips, ips, (size_t)n * sizeof *ips);
+                p->depth = (uint16_t)n;
+                p->fn = (uint16_t)fn;
+                p->enter = wp_self.enter_ticks;
+            }
+            p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
+            p->weight[p->n] = (uint32_t)w;
+            p->n++;
+            wp_self.has_pending = 1;
+            wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
+            goto done;
+        }
+        /* A call that outlasted WP_PENDING_MAX samples is waiting: only
+         * its last (minimum duration) can be work. */
+        state = WAITPROF_STATE_STALL;
+    }
+    wp_store_add_bounded(s, state, fn, ips, n, w);
+    wp_slow_down_sig(slot, s);
+    wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
+done:
+    __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
+out:
+    errno = saved_errno;
+}
+
+/* Move the calling thread's pending samples into its store: against a
+ * threshold (held 0, value the threshold), or held for the global minimum
+ * (held 1, value the call's duration).  The handler writes the pending
+ * samples and the store: keep it out while they move.  Two system calls,
+ * at most once per sample period. */
+static void wp_settle(wp_thread_t *t, int held, uint64_t value, int sclass, int role)
+{
+    struct wp_slot *slot = t->slot;
+    if (slot == NULL) {
+        t->has_pending = 0;
+        return;
+    }
+    sigset_t prof, old;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &prof, &old);
+    if (held)
+        wp_pending_flush_held(slot->store, slot->store->pending, value, sclass, role);
+    else
+        wp_pending_flush(slot->store, slot->store->pending, value);
+    /* Cleared while SIGPROF is blocked, so no sample comes in between. */
+    t->has_pending = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role)
+{
+    wp_settle(t, 1, duration, sclass, role);
+}
+
+void wp_sampler_settle(wp_thread_t *t, uint64_t threshold)
+{
+    wp_settle(t, 0, threshold, 0, 0);
+}

@@ -1,0 +1,81 @@
+/* sampler/internal.h — what the sampler's files share; nothing outside
+ * sampler/ includes it.
+ *
+ * The sampler is five files, one job each:
+ * - sampler.c starts and stops sampling and registers threads (the
+ *   pthread_create hook, the memory pool the stores are carved from);
+ * - timers.c arms a thread's timers on its sampling grid and slows them
+ *   down when its store fills;
+ * - pause.c pauses and resumes sampling (MPI_Pcontrol) and reports the
+ *   sampled intervals;
+ * - handler.c is the SIGPROF handler, and the settling of the samples it
+ *   held for a call that may wait;
+ * - loader.c keeps the unwinder's table of loaded objects current across
+ *   dlopen and dlclose and guards dl_iterate_phdr.
+ * A function whose name ends in _sig is called from the SIGPROF handler
+ * (some also from normal context) and is async-signal-safe; its comment
+ * says why.
+ */
+#ifndef WP_SAMPLER_INTERNAL_H
+#define WP_SAMPLER_INTERNAL_H
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "sampler/sampler.h"
+#include "sampler/store.h"
+#include "sampler/unwind.h"
+#include "state/thread.h"
+
+/* The largest stride: the rate never drops below 1/1024 of the configured
+ * one, nor below 1 Hz. */
+#define WP_STRIDE_MAX 1024
+
+extern struct wp_sampler_config wp_smp_cfg;
+extern int wp_smp_started;        /* wp_sampler_start ran; never reset */
+extern int wp_smp_running;        /* handlers store samples; read with atomics */
+extern int wp_smp_paused;         /* MPI_Pcontrol(0) is in force; read with atomics */
+extern int wp_smp_has_tsel;       /* START, STOP or WINDOW is set */
+extern uint64_t wp_smp_period_ns; /* the configured sampling period */
+extern uint64_t wp_smp_tick_ns;   /* the kernel's tick when expirations are put on it, else 0 */
+
+/* The calling thread's rules for sampler/unwind.c (carved from the pool
+ * with its store) and the top of its stack.  Initial-exec TLS, like
+ * wp_self: the handler reads them without the lazy allocation that could
+ * deadlock (doc/design.md, "Sampling"). */
+extern __thread struct wp_cfi_cache *wp_cfi_mine __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t wp_stack_lo __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t wp_stack_hi __attribute__((tls_model("initial-exec")));
+
+/* The interposed functions' real definitions (sampler.c resolves them). */
+typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void *(*wp_dlopen_t)(const char *, int);
+typedef int (*wp_dlclose_t)(void *);
+typedef int (*wp_dl_iterate_phdr_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+extern wp_pthread_create_t wp_real_pthread_create;
+extern wp_dl_iterate_phdr_t wp_real_dl_iterate_phdr;
+extern wp_dlopen_t wp_real_dlopen;
+extern wp_dlclose_t wp_real_dlclose;
+void wp_sampler_resolve(void);
+
+/* timers.c */
+int wp_timers_for(uint64_t p);
+uint64_t wp_mono_ns_sig(void);
+int wp_disarm_sig(struct wp_slot *slot);
+void wp_timers_delete(struct wp_slot *slot);
+int wp_arm_in_sig(struct wp_slot *slot, uint32_t stride, uint64_t first_ns);
+int wp_arm_sig(struct wp_slot *slot, uint32_t stride);
+void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period);
+void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s);
+
+/* pause.c */
+void wp_resume_own_sig(struct wp_slot *slot, struct wp_store *s);
+void wp_pause_own_sig(struct wp_slot *slot, struct wp_store *s);
+
+/* handler.c */
+void wp_on_sigprof(int sig, siginfo_t *si, void *ucv);
+
+#endif

@@ -1,0 +1,107 @@
+/* wrap/traffic.c — message traffic counted by the wrappers.  See
+ * wrap/traffic.h. */
+#include <sys/mman.h>
+
+#include "state/clock.h"
+#include "state/functions.h"
+#include "wrap/traffic.h"
+
+struct wp_traffic_table *wp_traffic_tables[WP_MAX_TRAFFIC_TABLES];
+int wp_ntraffic_tables;
+static __thread struct wp_traffic_table *wp_my_traffic __attribute__((tls_model("initial-exec")));
+static __thread int wp_my_traffic_failed __attribute__((tls_model("initial-exec")));
+
+uint64_t *wp_mx;
+int wp_mx_size;
+static int wp_mx_rank;
+
+void wp_traffic_init(int rank, int size, int matrix)
+{
+    wp_mx_rank = rank;
+    if (!matrix || size <= 0)
+        return;
+    void *m = mmap(NULL, (size_t)size * 3 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    wp_mx = m;
+    wp_mx_size = size;
+}
+
+static struct wp_traffic_table *wp_traffic_mine(void)
+{
+    struct wp_traffic_table *t = wp_my_traffic;
+    if (__builtin_expect(t != NULL, 1))
+        return t;
+    if (wp_my_traffic_failed)
+        return NULL;
+    void *m = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int i = m != MAP_FAILED ? __atomic_fetch_add(&wp_ntraffic_tables, 1, __ATOMIC_ACQ_REL) : WP_MAX_TRAFFIC_TABLES;
+    if (i >= WP_MAX_TRAFFIC_TABLES) {
+        if (m != MAP_FAILED)
+            munmap(m, sizeof *t);
+        wp_my_traffic_failed = 1;
+        return NULL;
+    }
+    t = m;
+    __atomic_store_n(&wp_traffic_tables[i], t, __ATOMIC_RELEASE);
+    wp_my_traffic = t;
+    return t;
+}
+
+/* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,
+ * MPI_PROC_NULL, an intercommunicator).  Only asked with the matrix on. */
+static int wp_world_rank(int peer, MPI_Comm comm)
+{
+    if (peer < 0)
+        return -1;
+    if (comm == MPI_COMM_WORLD)
+        return peer;
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return -1;
+    MPI_Group g, w;
+    int out = -1;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return -1;
+    if (PMPI_Comm_group(MPI_COMM_WORLD, &w) == MPI_SUCCESS) {
+        if (PMPI_Group_translate_ranks(g, 1, &peer, w, &out) != MPI_SUCCESS || out == MPI_UNDEFINED)
+            out = -1;
+        PMPI_Group_free(&w);
+    }
+    PMPI_Group_free(&g);
+    return out;
+}
+
+void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm)
+{
+    struct wp_traffic_table *t = wp_traffic_mine();
+    if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT || dest == MPI_PROC_NULL)
+        return;
+    t->fn[fn].bytes_sent += bytes;
+    t->fn[fn].req_sent++;
+    if (wp_mx) {
+        int j = wp_world_rank(dest, comm);
+        if (j >= 0 && j < wp_mx_size) {
+            __atomic_fetch_add(&wp_mx[3 * (size_t)j], bytes, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 1], 1, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks)
+{
+    struct wp_traffic_table *t = wp_traffic_mine();
+    if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT || source == MPI_PROC_NULL)
+        return;
+    t->fn[fn].bytes_recv += bytes;
+    t->fn[fn].req_recv++;
+    /* ticks is the receive's entry time: TIME(i,j) adds its duration.  The
+     * clock is read only with the matrix on. */
+    if (wp_mx && ticks) {
+        int j = wp_world_rank(source, comm);
+        if (j >= 0 && j < wp_mx_size)
+            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], wp_ticks() - ticks, __ATOMIC_RELAXED);
+    }
+}
+

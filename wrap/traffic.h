@@ -1,0 +1,50 @@
+/* wrap/traffic.h — bytes and requests per MPI function, counted by the
+ * wrappers, and this rank's row of the transfer matrices.
+ *
+ * Contract:
+ * - wp_traffic_send()/wp_traffic_recv() are called by the generated C and
+ *   Fortran wrappers of the point-to-point functions after a successful
+ *   call (a Fortran wildcard receive leaves the peer unknown): bytes and
+ *   requests sent or received per MPI function, in a table per thread (so
+ *   the counts need no atomic add), and with WAITPROF_MATRIX=1 the row of
+ *   this rank in the transfer matrices SIZE(i,j) (bytes sent from i to j),
+ *   REQUEST(i,j) (send calls from i to j) and TIME(i,j) (time rank i spent
+ *   in blocking receives from j), shared by the threads.
+ *   Receive sizes are the posted sizes (count x datatype), not the received
+ *   ones: asking the status would cost a call per receive.
+ * - The tables are read by the writer of rank.R.calls (profile/calls.h)
+ *   after the program's last MPI call.
+ */
+#ifndef WP_WRAP_TRAFFIC_H
+#define WP_WRAP_TRAFFIC_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "state/functions.h"
+
+struct wp_traffic {
+    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
+};
+
+/* One thread's counts. */
+struct wp_traffic_table {
+    struct wp_traffic fn[WP_FN_COUNT];
+};
+
+#define WP_MAX_TRAFFIC_TABLES 1024
+extern struct wp_traffic_table *wp_traffic_tables[WP_MAX_TRAFFIC_TABLES];
+extern int wp_ntraffic_tables;
+
+/* The matrix row: bytes, requests and receive ticks per peer (3 words a
+ * peer), wp_mx_size peers; NULL with the matrix off. */
+extern uint64_t *wp_mx;
+extern int wp_mx_size;
+
+/* Set up (normal context, from the MPI_Init hook): matrix on or off. */
+void wp_traffic_init(int rank, int size, int matrix);
+
+void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
+void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
+
+#endif
