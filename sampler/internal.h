@@ -1,7 +1,7 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is five files, one job each:
+ * The sampler is seven files, one job each (store.c, the sample store, has its own header):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid and slows them
@@ -10,8 +10,9 @@
  *   sampled intervals;
  * - handler.c is the SIGPROF handler, and the settling of the samples it
  *   held for a call that may wait;
- * - loader.c keeps the unwinder's table of loaded objects current across
- *   dlopen and dlclose and guards dl_iterate_phdr.
+ * - objects.c keeps the unwinder's table of loaded objects current across
+ *   dlopen and dlclose and guards the loader's calls;
+ * - unwind.c unwinds a stack from the objects' DWARF rules.
  * A function whose name ends in _sig is called from the SIGPROF handler
  * (some also from normal context) and is async-signal-safe; its comment
  * says why.
@@ -19,9 +20,6 @@
 #ifndef WP_SAMPLER_INTERNAL_H
 #define WP_SAMPLER_INTERNAL_H
 
-#include <dlfcn.h>
-#include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 
@@ -49,17 +47,6 @@ extern uint64_t wp_smp_tick_ns;   /* the kernel's tick when expirations are put 
 extern __thread struct wp_cfi_cache *wp_cfi_mine __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t wp_stack_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t wp_stack_hi __attribute__((tls_model("initial-exec")));
-
-/* The interposed functions' real definitions (sampler.c resolves them). */
-typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-typedef void *(*wp_dlopen_t)(const char *, int);
-typedef int (*wp_dlclose_t)(void *);
-typedef int (*wp_dl_iterate_phdr_t)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
-extern wp_pthread_create_t wp_real_pthread_create;
-extern wp_dl_iterate_phdr_t wp_real_dl_iterate_phdr;
-extern wp_dlopen_t wp_real_dlopen;
-extern wp_dlclose_t wp_real_dlclose;
-void wp_sampler_resolve(void);
 
 /* timers.c */
 int wp_timers_for(uint64_t p);

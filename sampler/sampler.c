@@ -1,7 +1,9 @@
 /* sampler/sampler.c — starting and stopping the sampler, and the threads
  * it samples.  See sampler/sampler.h for the contract, sampler/internal.h
  * for how the sampler's files divide the work. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +41,14 @@ static char *wp_pool;
 static size_t wp_pool_size, wp_pool_used;
 static uint64_t wp_unsampled;
 
-wp_pthread_create_t wp_real_pthread_create;
-wp_dl_iterate_phdr_t wp_real_dl_iterate_phdr;
-wp_dlopen_t wp_real_dlopen;
-wp_dlclose_t wp_real_dlclose;
+typedef int (*wp_pthread_create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static wp_pthread_create_t real_pthread_create;
 
 /* Resolve the interposed functions before anything can need them (and long
  * before a timer exists), so no handler ever runs while dlsym does. */
-__attribute__((constructor)) void wp_sampler_resolve(void)
+__attribute__((constructor)) static void wp_sampler_resolve(void)
 {
-    wp_real_pthread_create = (wp_pthread_create_t)dlsym(RTLD_NEXT, "pthread_create");
-    wp_real_dlopen = (wp_dlopen_t)dlsym(RTLD_NEXT, "dlopen");
-    wp_real_dlclose = (wp_dlclose_t)dlsym(RTLD_NEXT, "dlclose");
-    wp_real_dl_iterate_phdr = (wp_dl_iterate_phdr_t)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+    real_pthread_create = (wp_pthread_create_t)dlsym(RTLD_NEXT, "pthread_create");
 }
 
 int wp_sampler_running(void)
@@ -172,18 +169,18 @@ static void *wp_thread_start(void *p)
 
 WP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-    if (wp_real_pthread_create == NULL)
+    if (real_pthread_create == NULL)
         wp_sampler_resolve();
     /* Before sampling starts, and for threads the MPI runtime makes from
      * inside an MPI call, this is the plain pthread_create. */
     if (!wp_sampler_running() || (wp_self.depth > 0 && !wp_smp_cfg.runtime_threads))
-        return wp_real_pthread_create(th, attr, fn, arg);
+        return real_pthread_create(th, attr, fn, arg);
     struct wp_start *st = malloc(sizeof *st);
     if (st == NULL)
-        return wp_real_pthread_create(th, attr, fn, arg);
+        return real_pthread_create(th, attr, fn, arg);
     st->fn = fn;
     st->arg = arg;
-    int rc = wp_real_pthread_create(th, attr, wp_thread_start, st);
+    int rc = real_pthread_create(th, attr, wp_thread_start, st);
     if (rc != 0)
         free(st);
     return rc;

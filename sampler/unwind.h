@@ -9,9 +9,10 @@
  * Contract:
  * - x86-64 only; elsewhere wp_cfi_unwind() always declines.
  * - wp_cfi_refresh() rebuilds the table of loaded objects (their executable
- *   segments, load addresses, names and .eh_frame_hdr) with dl_iterate_phdr.  Normal context; the
- *   sampler calls it at start and after every dlopen and dlclose, before it
- *   lets samples in again.  Each rebuild also invalidates every thread's
+ *   segments, load addresses, names and .eh_frame_hdr) with dl_iterate_phdr
+ *   (sampler/objects.c).  Normal context; the sampler calls it at start,
+ *   and the interposed dlopen and dlclose after every load and unload,
+ *   before samples are let in again.  Each rebuild also invalidates every thread's
  *   cache of rules (by a generation number).
  * - wp_cfi_unwind() unwinds from a signal context: async-signal-safe, no
  *   allocation, no lock, no call outside this file.  It reads only the
@@ -52,6 +53,13 @@ struct wp_cfi_cache {
 };
 
 void wp_cfi_refresh(void);
+
+/* The table's side of the unwinder (sampler/objects.c): the
+ * .eh_frame_hdr of the object whose code holds pc, or NULL (also while a
+ * rebuild runs); and the table's generation, raised by every rebuild.
+ * Both async-signal-safe: atomic loads under the table's sequence count. */
+const uint8_t *wp_cfi_hdr(uintptr_t pc);
+extern unsigned wp_cfi_gen;
 
 /* The object whose code holds pc: its load address in *base, its file
  * name without directories in name (cap bytes, NUL-terminated).  Returns

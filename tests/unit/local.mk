@@ -53,7 +53,9 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_unwind
 TESTS += tests/unit/test_unwind
-tests_unit_test_unwind_SOURCES = tests/unit/test_unwind.c sampler/unwind.c sampler/unwind.h
+tests_unit_test_unwind_SOURCES = tests/unit/test_unwind.c sampler/unwind.c sampler/unwind.h sampler/objects.c \
+	state/thread.c state/thread.h state/clock.c state/clock.h
+nodist_tests_unit_test_unwind_SOURCES = state/functions.gen.c
 tests_unit_test_unwind_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_unwind_LDADD = $(CHECK_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lrt
 endif
