@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "fallback/wsreduce.h"
@@ -66,7 +67,7 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
         else
             snprintf(rmins, sizeof rmins, "%d", rmin);
         fprintf(f, "%-40s %-16s %-15s %9llu %11.3f %11.3f %6.2f%%  %.3f (%s) / %.3f / %.3f (%d)\n", agg[i].site,
-                wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
+                wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern), (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, 100.0 * wait / run_total, wmin, rmins, wait / size, agg[i].wmax,
                 (int)agg[i].rmax);
         shown++;
@@ -78,14 +79,14 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
 /* The same figures for scripts: every call site, no threshold. */
 static void wp_write_tsv(FILE *f, const struct wp_agg *agg, size_t n, int size, double run_total)
 {
-    fprintf(f, "# waitprof-waitstates 1\n");
+    fprintf(f, "# " WP_FORMAT_WAITSTATES "\n");
     fprintf(f, "site\tfunction\tpattern\tcalls\ttime_s\twait_s\twait_ratio\twait_min_s\twait_min_rank"
                "\twait_avg_s\twait_max_s\twait_max_rank\n");
     for (size_t i = 0; i < n; i++) {
         double wait = agg[i].wait_ns * 1e-9;
         int all = agg[i].nranks == (uint64_t)size;
         fprintf(f, "%s\t%s\t%s\t%llu\t%.9f\t%.9f\t%.6f\t%.9f\t%d\t%.9f\t%.9f\t%d\n", agg[i].site,
-                wp_fn_table[agg[i].fn].name, wp_pattern_names[agg[i].pattern], (unsigned long long)agg[i].calls,
+                wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern), (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, run_total > 0 ? wait / run_total : 0, all ? agg[i].wmin : 0,
                 all ? (int)agg[i].rmin : -1, wait / size, agg[i].wmax, (int)agg[i].rmax);
     }
@@ -347,10 +348,10 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     /* 4. This rank's file, when the rank is selected (WAITPROF_RANKS). */
     if (have_dir && write_rank) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/rank.%d.waits", dir, rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_WAITS));
         FILE *f = fopen(path, "w");
         if (f) {
-            fprintf(f, "# waitprof-waits 1\n");
+            fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_WAITS), wp_file_version(WP_FILE_WAITS));
             fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns"
                        "\tearly_calls\tplain_wait_ns\tcompletes\n");
             for (size_t i = 0; i < nrows; i++) {
@@ -359,7 +360,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                  * completed (its request kind) is the last column. */
                 int kinds = wp_fn_table[r->fn].wclass == WP_CLASS_WAIT;
                 fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\n", r->site,
-                        wp_fn_table[r->fn].name, wp_pattern_names[r->pattern], r->sclass,
+                        wp_fn_table[r->fn].name, wp_pattern_name(r->pattern), r->sclass,
                         wp_role_name(r->role < WP_ROLES ? r->role : WP_ROLE_ANY),
                         (unsigned long long)r->calls, (unsigned long long)r->time_ns,
                         (unsigned long long)r->min_ns, (unsigned long long)r->max_ns,

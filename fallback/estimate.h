@@ -22,9 +22,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-enum wp_pattern { WP_PAT_NONE, WP_PAT_LATE_SENDER, WP_PAT_LATE_RECEIVER, WP_PAT_NXN, WP_PAT_BARRIER,
-                  WP_PAT_LATE_BCAST, WP_PAT_EARLY_REDUCE, WP_PAT_COUNT };
-extern const char *const wp_pattern_names[WP_PAT_COUNT];
+#include "format/format.h"
 
 /* The pattern of a category (function, size class, role), and whether its
  * minimum is the global one (collectives) or the process-local one.

@@ -174,8 +174,6 @@ struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
  * which a blocking send waits for its receiver. */
 #define WP_RENDEZVOUS_BYTES 65536
 
-const char *const wp_pattern_names[WP_PAT_COUNT] = {"none", "late_sender", "late_receiver", "wait_nxn",
-                                                   "wait_barrier", "late_broadcast", "early_reduce"};
 int wp_pattern_of(int fn, int sclass, int role, int *global)
 {
     *global = 0;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "format/format.h"
 #include "fallback/stats.h"
 #include "wrap/traffic.h"
 #include "profile/calls.h"
@@ -62,11 +63,12 @@ static void wp_merge_cat(struct wp_fncalls *into, const struct wp_cat *c)
 static int wp_write_matrix(const char *dir, int rank)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/rank.%d.matrix", dir, rank);
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_MATRIX));
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "# waitprof-matrix 1\npeer\tbytes_sent\trequests_sent\trecv_time_ns\n");
+    fprintf(f, "# %s %d\npeer\tbytes_sent\trequests_sent\trecv_time_ns\n", wp_file_format(WP_FILE_MATRIX),
+            wp_file_version(WP_FILE_MATRIX));
     for (int j = 0; j < wp_mx_size; j++) {
         const uint64_t *m = &wp_mx[3 * (size_t)j];
         if (m[0] || m[1] || m[2])
@@ -79,12 +81,12 @@ static int wp_write_matrix(const char *dir, int rank)
 int wp_calls_write(const char *dir, int rank)
 {
     char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/rank.%d.calls", dir, rank);
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_CALLS));
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL)
         return -1;
-    fprintf(f, "# waitprof-calls 1\n");
+    fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_CALLS), wp_file_version(WP_FILE_CALLS));
     fprintf(f, "function\tcalls\ttime_ns\tmin_ns\tmin_event\tmax_ns\tmax_event\tmax2_ns\tmax2_event"
                "\tbytes_sent\tbytes_recv\trequests_sent\trequests_recv\thistogram\n");
     /* All functions at once: one pass over each thread's categories.

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fallback/estimate.h"
+#include "format/format.h"
 #include "mpit/requests.h"
 #include "mpit/source.h"
 #include "state/run.h"
@@ -230,19 +231,22 @@ static void wp_iv_put(uint64_t a, uint64_t b, void *arg)
  * wp_sampler_intervals is arithmetic on fixed arrays, safe here too. */
 static void wp_meta_selection(struct wp_out *o, const struct wp_totals *t)
 {
-    wp_kv(o, "selected", (uint64_t)wp_run.selected);
-    wp_ks(o, "ranks", wp_run.cfg.ranks_spec);
-    wp_kv(o, "memory", wp_run.cfg.memory);
-    wp_kv(o, "memory_pool", wp_sampler_pool_bytes());
-    wp_kv(o, "merged", t->merged);
-    wp_kv(o, "threads_unsampled", wp_sampler_unsampled_threads());
+    wp_kv(o, wp_meta_key(WP_MK_selected), (uint64_t)wp_run.selected);
+    wp_ks(o, wp_meta_key(WP_MK_ranks), wp_run.cfg.ranks_spec);
+    wp_kv(o, wp_meta_key(WP_MK_memory), wp_run.cfg.memory);
+    wp_kv(o, wp_meta_key(WP_MK_memory_pool), wp_sampler_pool_bytes());
+    wp_kv(o, wp_meta_key(WP_MK_merged), t->merged);
+    wp_kv(o, wp_meta_key(WP_MK_threads_unsampled), wp_sampler_unsampled_threads());
     uint32_t halvings = 0;
     while ((1u << halvings) < t->stride_max)
         halvings++;
-    wp_kv(o, "rate_halvings", halvings);
-    wp_puts(o, "hz_final=");
+    wp_kv(o, wp_meta_key(WP_MK_rate_halvings), halvings);
+    wp_puts(o, wp_meta_key(WP_MK_hz_final));
+    wp_puts(o, "=");
     wp_putmilli(o, (uint64_t)wp_run.cfg.hz * 1000 / t->stride_max);
-    wp_puts(o, "\nsampled_intervals=");
+    wp_puts(o, "\n");
+    wp_puts(o, wp_meta_key(WP_MK_sampled_intervals));
+    wp_puts(o, "=");
     struct wp_ivout v = {o, 0};
     uint64_t lost = 0, end = wp_run.end_ns ? wp_run.end_ns : wp_now_ns();
     uint64_t ns = wp_run.sampling ? wp_sampler_intervals(end, wp_iv_put, &v, &lost) : 0;
@@ -254,59 +258,64 @@ static void wp_meta_selection(struct wp_out *o, const struct wp_totals *t)
         wp_puts(o, "none");
     }
     wp_puts(o, "\n");
-    wp_kv(o, "sampled_ns", ns);
-    wp_kv(o, "pcontrol_toggles_lost", lost);
+    wp_kv(o, wp_meta_key(WP_MK_sampled_ns), ns);
+    wp_kv(o, wp_meta_key(WP_MK_pcontrol_toggles_lost), lost);
 }
 
-int wp_meta_write(const char *dir, int rank, const char *status)
+int wp_meta_write(const char *dir, int rank, enum wp_end end)
 {
     struct wp_out o;
-    if (wp_open(&o, dir, rank, "meta") != 0)
+    if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_META)) != 0)
         return -1;
     struct wp_totals t;
     wp_totals_collect(&t);
-    wp_ks(&o, "format", "waitprof-meta 1");
-    wp_ks(&o, "status", status);
-    wp_kv(&o, "rank", (uint64_t)rank);
-    wp_kv(&o, "size", (uint64_t)wp_run.size);
-    wp_ks(&o, "host", wp_run.host);
-    wp_ks(&o, "mpi", wp_run.mpi_version);
+    wp_puts(&o, wp_meta_key(WP_MK_format));
+    wp_puts(&o, "=");
+    wp_puts(&o, wp_file_format(WP_FILE_META));
+    wp_puts(&o, " ");
+    wp_putu(&o, (uint64_t)wp_file_version(WP_FILE_META));
+    wp_puts(&o, "\n");
+    wp_ks(&o, wp_meta_key(WP_MK_status), wp_end_status(end));
+    wp_kv(&o, wp_meta_key(WP_MK_rank), (uint64_t)rank);
+    wp_kv(&o, wp_meta_key(WP_MK_size), (uint64_t)wp_run.size);
+    wp_ks(&o, wp_meta_key(WP_MK_host), wp_run.host);
+    wp_ks(&o, wp_meta_key(WP_MK_mpi), wp_run.mpi_version);
     /* The stall source is chosen at MPI_Init and never changes (mpit/). */
-    wp_ks(&o, "source", wp_src->name);
-    wp_kv(&o, "hz", (uint64_t)wp_run.cfg.hz);
+    wp_ks(&o, wp_meta_key(WP_MK_source), wp_src->name);
+    wp_kv(&o, wp_meta_key(WP_MK_hz), (uint64_t)wp_run.cfg.hz);
     /* full: the wrappers time every call and keep per-call figures; lean:
      * no clock, no figures (WAITPROF_LEAN, wrap/wrap.h). */
-    wp_ks(&o, "wrappers", wp_run.cfg.lean ? "lean" : "full");
-    wp_ks(&o, "clock", wp_run.cfg.cpu_clock ? "cpu" : "wall");
+    wp_ks(&o, wp_meta_key(WP_MK_wrappers), wp_run.cfg.lean ? "lean" : "full");
+    wp_ks(&o, wp_meta_key(WP_MK_clock), wp_run.cfg.cpu_clock ? "cpu" : "wall");
     /* tick: expirations on the kernel's tick of tick_ns (sampler.c); free:
      * free-running timers (WAITPROF_TIMER=free, a CPU clock, or no usable
      * tick); none: this rank took no samples. */
-    wp_ks(&o, "timer", !wp_run.sampling ? "none" : wp_sampler_tick_ns() ? "tick" : "free");
-    wp_kv(&o, "tick_ns", wp_sampler_tick_ns());
-    wp_kv(&o, "start_ns", wp_run.start_ns);
-    wp_kv(&o, "end_ns", wp_run.end_ns);
-    wp_kv(&o, "duration_ns", wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);
-    wp_kv(&o, "threads", (uint64_t)t.threads);
-    wp_kv(&o, "samples", t.samples);
-    wp_kv(&o, "dropped_full", t.dropped_full);
-    wp_kv(&o, "dropped_loader", t.dropped_dl);
-    wp_kv(&o, "unwind_failures", t.unwind_fail);
-    wp_kv(&o, "truncated", t.truncated);
-    wp_kv(&o, "libunwind_unwinds", t.lib_unwinds);
-    wp_kv(&o, "slow_unwinds", t.slow_unwinds);
-    wp_kv(&o, "samples_by_source", t.by_source);
-    wp_kv(&o, "samples_by_estimate", t.by_estimate);
+    wp_ks(&o, wp_meta_key(WP_MK_timer), !wp_run.sampling ? "none" : wp_sampler_tick_ns() ? "tick" : "free");
+    wp_kv(&o, wp_meta_key(WP_MK_tick_ns), wp_sampler_tick_ns());
+    wp_kv(&o, wp_meta_key(WP_MK_start_ns), wp_run.start_ns);
+    wp_kv(&o, wp_meta_key(WP_MK_end_ns), wp_run.end_ns);
+    wp_kv(&o, wp_meta_key(WP_MK_duration_ns), wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);
+    wp_kv(&o, wp_meta_key(WP_MK_threads), (uint64_t)t.threads);
+    wp_kv(&o, wp_meta_key(WP_MK_samples), t.samples);
+    wp_kv(&o, wp_meta_key(WP_MK_dropped_full), t.dropped_full);
+    wp_kv(&o, wp_meta_key(WP_MK_dropped_loader), t.dropped_dl);
+    wp_kv(&o, wp_meta_key(WP_MK_unwind_failures), t.unwind_fail);
+    wp_kv(&o, wp_meta_key(WP_MK_truncated), t.truncated);
+    wp_kv(&o, wp_meta_key(WP_MK_libunwind_unwinds), t.lib_unwinds);
+    wp_kv(&o, wp_meta_key(WP_MK_slow_unwinds), t.slow_unwinds);
+    wp_kv(&o, wp_meta_key(WP_MK_samples_by_source), t.by_source);
+    wp_kv(&o, wp_meta_key(WP_MK_samples_by_estimate), t.by_estimate);
     /* Signals during MPI_Pcontrol(0): one per thread per pause when the
      * timers stop as they should (sampler.h). */
-    wp_kv(&o, "paused_signals", t.paused_signals);
+    wp_kv(&o, wp_meta_key(WP_MK_paused_signals), t.paused_signals);
     /* Signals in time START/STOP/WINDOW leave out: about one per thread
      * and unselected stretch with a wall clock (sampler.c,
      * wp_skip_unselected); every period with a CPU clock. */
-    wp_kv(&o, "unselected_signals", t.unselected_signals);
-    wp_kv(&o, "untracked_requests", wp_req_untracked);
-    wp_kv(&o, "handler_calls", t.handler_calls);
-    wp_kv(&o, "handler_ns_total", t.handler_ns);
-    wp_kv(&o, "handler_ns_median", t.handler_median_ns);
+    wp_kv(&o, wp_meta_key(WP_MK_unselected_signals), t.unselected_signals);
+    wp_kv(&o, wp_meta_key(WP_MK_untracked_requests), wp_req_untracked);
+    wp_kv(&o, wp_meta_key(WP_MK_handler_calls), t.handler_calls);
+    wp_kv(&o, wp_meta_key(WP_MK_handler_ns_total), t.handler_ns);
+    wp_kv(&o, wp_meta_key(WP_MK_handler_ns_median), t.handler_median_ns);
     wp_meta_selection(&o, &t);
     int n = wp_nthreads();
     for (int i = 0; i < n; i++) {
@@ -385,7 +394,7 @@ static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const u
 {
     /* A held sample (a collective call's) against the process-local minimum:
      * before MPI_Finalize there is no global one.  Memory reads only. */
-    wp_puts(o, waitprof_state_name(wp_estimate_entry_state(e)));
+    wp_puts(o, wp_state_name(wp_estimate_entry_state(e)));
     for (int k = e->depth - 1; k >= 0; k--) {
         uintptr_t ip = ips[k];
         wp_puts(o, ";");
@@ -446,7 +455,7 @@ static void wp_heapsort(struct wp_pline *v, size_t n)
 int wp_partial_write_folded(const char *dir, int rank)
 {
     struct wp_out o;
-    if (wp_open(&o, dir, rank, "folded") != 0)
+    if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_FOLDED)) != 0)
         return -1;
     struct wp_out mem = {.fd = -1, .buf = wp_ptext, .cap = wp_ptext ? WP_PARTIAL_TEXT : 0};
     size_t nl = 0;

@@ -3,7 +3,7 @@
  * Contract:
  * - wp_meta_write() writes rank.R.meta: one "key=value" a line, the run's
  *   settings and this rank's counters, and "status=" saying whether the
- *   profile is complete or partial and why.  It formats with its own code and
+ *   profile is complete or partial and why (format/format.h, wp_end).  It formats with its own code and
  *   writes with open/write/close only, so it is async-signal-safe.
  * - wp_partial_write_folded() writes rank.R.folded from the stores without
  *   symbol tables: frames are "module+0xOFFSET" (from the unwinder's table of
@@ -17,6 +17,8 @@
 #define WP_PROFILE_PARTIAL_H
 
 #include <stdint.h>
+
+#include "format/format.h"
 
 struct wp_totals {
     uint64_t samples, dropped_full, dropped_dl, unwind_fail, truncated, lib_unwinds, slow_unwinds, by_source, by_estimate,
@@ -32,7 +34,7 @@ void wp_totals_collect(struct wp_totals *t);
 
 /* Reserve the memory the signal-time writer sorts in (normal context). */
 void wp_partial_reserve(void);
-int wp_meta_write(const char *dir, int rank, const char *status);
+int wp_meta_write(const char *dir, int rank, enum wp_end end);
 int wp_partial_write_folded(const char *dir, int rank);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "fallback/estimate.h"
 #include "state/log.h"
 #include "profile/profile.h"
@@ -17,7 +18,7 @@
 static void wp_profile_add(struct wp_folded *out, struct wp_symbolizer *sy, char *line, size_t cap, int state,
                            int fn, const uintptr_t *ips, int depth, uint64_t count)
 {
-    size_t len = (size_t)snprintf(line, cap, "%s", waitprof_state_name(state));
+    size_t len = (size_t)snprintf(line, cap, "%s", wp_state_name(state));
     int at_root = 1;
     for (int k = depth - 1; k >= 0; k--) {
         const char *name = wp_symbolizer_name(sy, ips[k], fn);
@@ -125,6 +126,6 @@ int wp_profile_write_file(const char *path, const struct wp_folded *f)
 int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/rank.%d.folded", dir, rank);
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FOLDED));
     return wp_profile_write_file(path, f);
 }

@@ -192,9 +192,7 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
         wp_run.selected) {
         wp_sampler_stop();
         wp_run.end_ns = wp_now_ns();
-        const char *why = sig == SIGTERM ? "partial: terminated by SIGTERM before MPI_Finalize; frames unsymbolized"
-                        : sig == SIGINT  ? "partial: interrupted by SIGINT before MPI_Finalize; frames unsymbolized"
-                                         : "partial: hung up by SIGHUP before MPI_Finalize; frames unsymbolized";
+        enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
         wp_partial_write_folded(wp_run.dir, wp_run.rank);
         wp_meta_write(wp_run.dir, wp_run.rank, why);
     }
@@ -230,14 +228,14 @@ static void wp_install_term_handlers(void)
 
 /* Stop sampling and write this rank's files, symbolized, marked with status.
  * The symbolized lines are left in *mine for the merge. */
-static void wp_write_rank(const char *status, struct wp_folded *mine)
+static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
 {
     wp_sampler_stop();
     wp_run.end_ns = wp_now_ns();
     /* At MPI_Finalize, the estimator's minima first (collective: every
      * rank, selected or not): the held samples of collective calls are
      * classified against the global ones when the profile is built. */
-    if (strcmp(status, "complete") == 0)
+    if (status == WP_END_COMPLETE)
         wp_estimate_minima(wp_comm, wp_run.rank);
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)
@@ -245,7 +243,7 @@ static void wp_write_rank(const char *status, struct wp_folded *mine)
     /* A run that is ending abnormally may be killed at any moment (MPICH's
      * launcher kills the other ranks as soon as one exits): first leave the
      * quick unsymbolized profile, then replace it by the symbolized one. */
-    if (strcmp(status, "complete") != 0) {
+    if (status != WP_END_COMPLETE) {
         wp_partial_write_folded(wp_run.dir, wp_run.rank);
         wp_meta_write(wp_run.dir, wp_run.rank, status);
     }
@@ -267,7 +265,7 @@ static void wp_at_exit(void)
     if (!wp_run.active || getpid() != wp_pid || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
         return;
     struct wp_folded mine = {0};
-    wp_write_rank("partial: the program exited without MPI_Finalize", &mine);
+    wp_write_rank(WP_END_EXIT, &mine);
     wp_folded_free(&mine);
     if (wp_run.have_dir && wp_run.selected)
         wp_log_always("waitprof: rank %d exited without MPI_Finalize; partial profile in %s/rank.%d.folded",
@@ -377,7 +375,7 @@ static void wp_finalize_summary(void)
         snprintf(path, sizeof path, "%s/sampling.txt", wp_run.dir);
         FILE *f = fopen(path, "w");
         if (f) {
-            fprintf(f, "format=waitprof-sampling 1\n");
+            fprintf(f, "format=" WP_FORMAT_SAMPLING "\n");
             fprintf(f, "size=%d\nranks_spec=%s\nranks=%s\nranks_sampled=%lld\n", wp_run.size,
                     wp_run.cfg.ranks_spec, ranks, sum[7]);
             fprintf(f, "start_s=%g\nstop_s=%g\nwindow=", wp_run.cfg.start_s, wp_run.cfg.stop_s);
@@ -523,7 +521,7 @@ void wp_hook_finalize(void)
         return;
     wp_fin_t0 = wp_now_ns();
     struct wp_folded mine = {0};
-    wp_write_rank("complete", &mine);
+    wp_write_rank(WP_END_COMPLETE, &mine);
     wp_folded_free(&mine);
     uint64_t est0 = wp_now_ns();
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir, wp_run.selected,
@@ -551,7 +549,7 @@ void wp_hook_abort(void)
     if (!wp_run.active || __atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL))
         return;
     struct wp_folded mine = {0};
-    wp_write_rank("partial: MPI_Abort was called", &mine);
+    wp_write_rank(WP_END_ABORT, &mine);
     wp_folded_free(&mine);
     if (wp_run.have_dir && wp_run.selected)
         wp_log_always("waitprof: rank %d called MPI_Abort; partial profile in %s/rank.%d.folded", wp_run.rank,

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/hooks.h"
@@ -44,14 +45,14 @@ WP_EXPORT int waitprof_state(void)
     return wp_self.state;
 }
 
+/* The public state values are the formats' (format/format.h). */
+_Static_assert(WAITPROF_STATE_NOT_IN_MPI == WP_STATE_NOT_IN_MPI && WAITPROF_STATE_WORK == WP_STATE_WORK &&
+                   WAITPROF_STATE_STALL == WP_STATE_STALL,
+               "include/waitprof.h and format/format.h disagree on the MPI states");
+
 WP_EXPORT const char *waitprof_state_name(int state)
 {
-    switch (state) {
-    case WAITPROF_STATE_NOT_IN_MPI: return "Not-in-MPI";
-    case WAITPROF_STATE_WORK: return "MPI-Work";
-    case WAITPROF_STATE_STALL: return "MPI-Stall";
-    default: return "unknown";
-    }
+    return wp_state_name(state);
 }
 
 WP_EXPORT int waitprof_thread_state(struct waitprof_thread_state *out)

@@ -260,7 +260,7 @@ START_TEST(test_patterns)
     ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Reduce, 3, WP_ROLE_ROOT, &g), WP_PAT_EARLY_REDUCE);
     ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Gather, 3, WP_ROLE_NONROOT, &g), WP_PAT_NONE);
     ck_assert_int_eq(wp_pattern_of(WP_FN_MPI_Isend, 3, WP_ROLE_ANY, &g), WP_PAT_NONE);
-    ck_assert_str_eq(wp_pattern_names[WP_PAT_EARLY_REDUCE], "early_reduce");
+    ck_assert_str_eq(wp_pattern_name(WP_PAT_EARLY_REDUCE), "early_reduce");
 }
 END_TEST
 
