@@ -66,11 +66,14 @@ struct ranges {
 
 /* --- the model ------------------------------------------------------------------ */
 
+/* A call path of the merged profile, with its samples per state. */
 struct path {
     char *path; /* without the state frame */
     uint64_t c[S_N];
 };
 
+/* The call paths: an open-addressing hash table of indexes into v
+ * (wp_rep_pmap_get(), report/util.c). */
 struct pmap {
     struct path *v;
     size_t n, cap;
@@ -78,18 +81,18 @@ struct pmap {
     size_t nslots; /* power of two */
 };
 
+/* One rank, from its meta and folded files. */
 struct rinfo {
     int rank;
     unsigned has_meta : 1, has_folded : 1, partial : 1;
-    unsigned files; /* which rank.R.* files the directory lists (F_* bits) */
+    unsigned files; /* which rank.R.* files the directory lists (F_* bits, report/read.c) */
     uint64_t st[S_N];
     uint64_t samples, dropped, duration_ns, hz;
     uint64_t main_stall, main_all; /* at the main waiting call path */
 };
 
-/* Per MPI function, the call statistics reduced over ranks (events, longest,
- * shortest and average calls, totals) and its duration histograms grouped by
- * their fullest bin: one group per bin, with max (rank), min (rank) and sum. */
+/* The ranks of one MPI function whose call-duration histograms have the same
+ * fullest bin, with each bin's max (rank), min (rank) and sum over them. */
 struct hgroup {
     struct ranges ranks;
     uint64_t nranks;
@@ -98,6 +101,10 @@ struct hgroup {
     uint64_t sum[NBINS];
 };
 
+/* Per MPI function, the call statistics reduced over ranks: events per rank,
+ * the longest, second-longest and shortest calls, the average and total per
+ * rank (max and min with their ranks), the traffic, and the histogram groups
+ * indexed by their fullest bin. */
 struct fnagg {
     char name[64];
     struct ranges ranks;
@@ -120,6 +127,9 @@ struct rfn { /* one rank's figures for one function, for the CSVs and JSON */
     uint64_t calls, time_ns, bytes_sent, bytes_recv, req_sent, req_recv;
 };
 
+/* Per (call site, function, pattern) the wait-state sums, or per (call site,
+ * function) the time in the call for the imbalance, with the per-rank
+ * extremes; cur_* and last_rank hold the rank being read. */
 struct site {
     char *site;
     char fn[64], pattern[24];
@@ -130,6 +140,7 @@ struct site {
     int wmax_r, wmin_r, tmax_r;
 };
 
+/* One run directory (see the contract above). */
 struct run {
     struct ctx c;
     struct ranges want;

@@ -443,7 +443,7 @@ static void waits_rank_done(struct run *R, struct rinfo *ri)
 /* A TSV file of one rank (rank.R.calls, rank.R.waits): its first line must be
  * "# <format> 1"; from the third line on (after the header), each line is
  * handed to row(), which returns 0 for a malformed one; lines starting with
- * '#' are skipped when comments is set.  A missing file is not a wp_rep_problem
+ * '#' are skipped when comments is set.  A missing file is not a problem
  * (older runs, ranks that ended early); a foreign, newer, truncated or partly
  * malformed one is reported once.  Returns 1 when the file was read. */
 static int read_rank_tsv(struct run *R, struct rinfo *ri, const char *path, const char *name, const char *format,

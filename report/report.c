@@ -101,7 +101,7 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
             rc |= emit(&R.c, outdir, mf[t], e_matrix, &a);
         }
     }
-    /* Last, so that they list every wp_rep_problem found above. */
+    /* Last, so that they list every problem found above. */
     rc |= emit(&R.c, outdir, "report.json", e_json, &a);
     rc |= emit(&R.c, outdir, "report.txt", e_text, &a);
     if (short_out)
