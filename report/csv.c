@@ -1,0 +1,126 @@
+/* report/csv.c — the CSV files for spreadsheets: ranks.csv, the mpiP-style
+ * per-rank tables per MPI function (mpi_time.csv, mpi_calls.csv, ...), and
+ * the transfer matrices, whose rows are copied from the ranks'
+ * rank.R.matrix files while they are written.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model.h"
+
+/* --- the mpiP-style per-rank tables ---------------------------------------------------------- */
+
+const char *const wp_rep_table_files[T_N] = {"mpi_time.csv", "mpi_calls.csv", "mpi_bytes_sent.csv",
+                                      "mpi_requests_sent.csv", "mpi_bytes_recv.csv", "mpi_requests_recv.csv"};
+
+void wp_rep_write_table(FILE *f, const struct run *R, int t)
+{
+    fprintf(f, "# waitprof-csv 1 %s\nrank", wp_rep_table_files[t]);
+    if (t == T_TIME)
+        fputs(",not_in_mpi_s", f);
+    for (size_t i = 0; i < R->nfns; i++) {
+        fputc(',', f);
+        wp_rep_cstr(f, R->fns[i].name);
+    }
+    fputc('\n', f);
+    uint64_t *row = wp_rep_xrealloc(NULL, (R->nfns + 1) * sizeof *row);
+    size_t j = 0;
+    for (size_t i = 0; i < R->nr; i++) {
+        const struct rinfo *ri = &R->r[i];
+        memset(row, 0, (R->nfns + 1) * sizeof *row);
+        for (; j < R->nrf && R->rf[j].rank <= ri->rank; j++) {
+            const struct rfn *x = &R->rf[j];
+            if (x->rank != ri->rank)
+                continue;
+            row[x->fn] = t == T_TIME ? x->time_ns : t == T_CALLS ? x->calls : t == T_BSENT ? x->bytes_sent
+                       : t == T_RSENT ? x->req_sent : t == T_BRECV ? x->bytes_recv : x->req_recv;
+        }
+        fprintf(f, "%d", ri->rank);
+        if (t == T_TIME) {
+            /* Time outside MPI: the Not-in-MPI share of the samples times
+             * the rank's duration (an estimate from sampling). */
+            uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
+            fprintf(f, ",%.6f", a ? ri->duration_ns * 1e-9 * (double)ri->st[S_NIM] / (double)a : 0);
+        }
+        for (size_t k = 0; k < R->nfns; k++) {
+            if (t == T_TIME)
+                fprintf(f, ",%.6f", row[k] * 1e-9);
+            else
+                fprintf(f, ",%llu", (unsigned long long)row[k]);
+        }
+        fputc('\n', f);
+    }
+    free(row);
+}
+
+void wp_rep_write_ranks_csv(FILE *f, const struct run *R)
+{
+    fprintf(f, "# waitprof-csv 1 ranks.csv\nrank,status,samples,not_in_mpi,mpi_work,mpi_stall,"
+               "not_in_mpi_share,mpi_work_share,mpi_stall_share,duration_s,dropped\n");
+    for (size_t i = 0; i < R->nr; i++) {
+        const struct rinfo *ri = &R->r[i];
+        uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
+        fprintf(f, "%d,%s,%llu,%llu,%llu,%llu,%.6f,%.6f,%.6f,%.9f,%llu\n", ri->rank,
+                !ri->has_meta ? "unknown" : ri->partial ? "partial" : "complete", (unsigned long long)a,
+                (unsigned long long)ri->st[0], (unsigned long long)ri->st[1], (unsigned long long)ri->st[2],
+                wp_rep_pct(ri->st[0], a) / 100, wp_rep_pct(ri->st[1], a) / 100, wp_rep_pct(ri->st[2], a) / 100,
+                ri->duration_ns * 1e-9, (unsigned long long)ri->dropped);
+    }
+}
+
+/* Matrix rows, streamed from the ranks' files: one row per sampled rank,
+ * one column per rank of the run. */
+void wp_rep_write_matrix(FILE *f, struct run *R, int col)
+{
+    static const char *const names[3] = {"SIZE", "REQUEST", "TIME"};
+    int size = R->size;
+    for (size_t i = 0; i < R->nr; i++)
+        if (R->r[i].rank + 1 > size)
+            size = R->r[i].rank + 1;
+    fprintf(f, "# waitprof-csv 1 matrix %s(i,j)%s\nrank", names[col],
+            col == 0 ? ": bytes sent from i to j" : col == 1 ? ": send calls from i to j"
+                                                              : ": seconds i spent in blocking receives from j");
+    for (int j = 0; j < size; j++)
+        fprintf(f, ",%d", j);
+    fputc('\n', f);
+    uint64_t *row = wp_rep_xrealloc(NULL, (size_t)size * sizeof *row);
+    char path[4400];
+    for (size_t i = 0; i < R->nr; i++) {
+        memset(row, 0, (size_t)size * sizeof *row);
+        snprintf(path, sizeof path, "%s/rank.%d.matrix", R->c.dir, R->r[i].rank);
+        const char *name = path;
+        size_t len;
+        char *buf = wp_rep_slurp(path, &len);
+        if (buf && wp_rep_format_version(buf, "# ", "waitprof-matrix") == 1) {
+            size_t bad = 0;
+            for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+                unsigned long long x[4];
+                if (strncmp(line + 1, "peer", 4) == 0)
+                    continue;
+                if (sscanf(line + 1, "%llu\t%llu\t%llu\t%llu", &x[0], &x[1], &x[2], &x[3]) != 4 ||
+                    x[0] >= (unsigned long long)size) {
+                    bad++;
+                    continue;
+                }
+                row[x[0]] = x[1 + col];
+            }
+            if (bad && col == 0)
+                wp_rep_problem(&R->c, "%s: %zu malformed line(s) left out", name, bad);
+        } else if (buf && col == 0) {
+            wp_rep_problem(&R->c, "%s: not a waitprof matrix file (first line is not \"# waitprof-matrix 1\"); skipped",
+                    name);
+        }
+        free(buf);
+        fprintf(f, "%d", R->r[i].rank);
+        for (int j = 0; j < size; j++) {
+            if (col == 2)
+                fprintf(f, ",%.6f", row[j] * 1e-9);
+            else
+                fprintf(f, ",%llu", (unsigned long long)row[j]);
+        }
+        fputc('\n', f);
+    }
+    free(row);
+}

@@ -1,0 +1,186 @@
+/* report/json.c — report.json: the text report's figures and the per-rank
+ * values (schema doc/report.schema.json).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model.h"
+
+#define JSON_SCHEMA_VERSION 1
+
+static void json_ranges(FILE *f, const struct ranges *r)
+{
+    fputc('"', f);
+    wp_rep_ranges_print(f, r);
+    fputc('"', f);
+}
+
+void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o)
+{
+    uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
+    fprintf(f, "{\"format\":\"waitprof-report-json\",\"schema_version\":%d,\n\"directory\":", JSON_SCHEMA_VERSION);
+    wp_rep_jstr(f, R->c.dir);
+    fprintf(f, ",\n\"filters\":{\"ranks\":");
+    if (o->ranks)
+        wp_rep_jstr(f, o->ranks);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"state\":\"%s\",\"top\":%d},\n", o->stall_only ? "stall" : "all", o->top);
+    fprintf(f, "\"run\":{\"ranks\":%d,\"sampled_ranks\":%zu,\"duration_s\":%.9f,\"source\":", R->size, R->nr,
+            R->duration_max * 1e-9);
+    wp_rep_jstr(f, R->source[0] ? R->source : "unknown");
+    fprintf(f, ",\"hz\":%llu,\"clock\":", (unsigned long long)R->hz);
+    wp_rep_jstr(f, R->clock[0] ? R->clock : "wall");
+    fprintf(f, ",\"samples\":%llu,\"dropped\":%llu,\"partial_ranks\":%d,\"mpi\":", (unsigned long long)R->samples,
+            (unsigned long long)R->dropped, R->nmeta_partial);
+    wp_rep_jstr(f, R->mpi);
+    fprintf(f, ",\"meta_extra\":{");
+    for (size_t i = 0; i < R->nextra; i++) {
+        char *eq = strchr(R->extra[i], '=');
+        *eq = '\0';
+        fputs(i ? "," : "", f);
+        wp_rep_jstr(f, R->extra[i]);
+        fputc(':', f);
+        wp_rep_jstr(f, eq + 1);
+        *eq = '=';
+    }
+    fprintf(f, "}},\n\"states\":[");
+    for (int s = 0; s < S_N; s++) {
+        struct mm m;
+        wp_rep_state_mm(R, s, &m);
+        fprintf(f, "%s{\"state\":\"%s\",\"samples\":%llu,\"share\":%.6f,\"min\":%.6f,\"min_rank\":%d,"
+                   "\"avg\":%.6f,\"max\":%.6f,\"max_rank\":%d}",
+                s ? "," : "", wp_rep_state_names[s], (unsigned long long)wp_rep_total_samples(R, s),
+                wp_rep_pct(wp_rep_total_samples(R, s), all) / 100, m.min / 100, m.rmin,
+                m.n ? m.sum / (double)m.n / 100 : 0, m.max / 100, m.rmax);
+    }
+    fprintf(f, "],\n\"main_wait\":");
+    if (R->main) {
+        fprintf(f, "{\"path\":");
+        wp_rep_jstr(f, R->main->path);
+        fprintf(f, ",\"stall_samples\":%llu,\"cause_rank\":%d}", (unsigned long long)R->main->c[S_STALL],
+                R->cause_rank);
+    } else {
+        fputs("null", f);
+    }
+    fprintf(f, ",\n\"top_stall_paths\":[");
+    size_t n;
+    const struct path **v = wp_rep_top_stall(R, &n);
+    for (size_t i = 0; i < n && i < (size_t)o->top; i++) {
+        fprintf(f, "%s\n {\"path\":", i ? "," : "");
+        wp_rep_jstr(f, v[i]->path);
+        fprintf(f, ",\"stall\":%llu,\"work\":%llu,\"not_in_mpi\":%llu}", (unsigned long long)v[i]->c[S_STALL],
+                (unsigned long long)v[i]->c[S_WORK], (unsigned long long)v[i]->c[S_NIM]);
+    }
+    free(v);
+    fprintf(f, "],\n\"wait_states\":[");
+    size_t nr = R->nr ? R->nr : 1;
+    for (size_t i = 0, k = 0; i < R->nsites; i++) {
+        const struct site *s = &R->sites[i];
+        int allr = s->nranks >= R->nr;
+        fprintf(f, "%s\n {\"site\":", k++ ? "," : "");
+        wp_rep_jstr(f, s->site);
+        fprintf(f, ",\"function\":");
+        wp_rep_jstr(f, s->fn);
+        fprintf(f, ",\"pattern\":");
+        wp_rep_jstr(f, s->pattern);
+        fprintf(f, ",\"calls\":%llu,\"time_s\":%.9f,\"wait_s\":%.9f,\"wait_min_s\":%.9f,\"wait_min_rank\":%d,"
+                   "\"wait_avg_s\":%.9f,\"wait_max_s\":%.9f,\"wait_max_rank\":%d,\"time_max_s\":%.9f,"
+                   "\"time_max_rank\":%d,\"imbalance_s\":%.9f}",
+                (unsigned long long)s->calls, s->time_ns * 1e-9, s->wait_ns * 1e-9, allr ? s->wmin * 1e-9 : 0,
+                allr ? s->wmin_r : -1, s->wait_ns * 1e-9 / (double)nr, s->wmax * 1e-9, s->wmax_r, s->tmax * 1e-9,
+                s->tmax_r, s->tmax * 1e-9 - s->time_ns * 1e-9 / (double)nr);
+    }
+    fprintf(f, "],\n\"imbalance\":[");
+    for (size_t i = 0; i < R->nisites; i++) {
+        const struct site *s = &R->isites[i];
+        fprintf(f, "%s\n {\"site\":", i ? "," : "");
+        wp_rep_jstr(f, s->site);
+        fprintf(f, ",\"function\":");
+        wp_rep_jstr(f, s->fn);
+        fprintf(f, ",\"time_s\":%.9f,\"time_max_s\":%.9f,\"time_max_rank\":%d,\"time_avg_s\":%.9f,"
+                   "\"imbalance_s\":%.9f}",
+                s->time_ns * 1e-9, s->tmax * 1e-9, s->tmax_r, s->time_ns * 1e-9 / (double)nr,
+                s->tmax * 1e-9 - s->time_ns * 1e-9 / (double)nr);
+    }
+    fprintf(f, "],\n\"functions\":[");
+    for (size_t i = 0; i < R->nfns; i++) {
+        const struct fnagg *a = &R->fns[i];
+        fprintf(f, "%s\n {\"function\":", i ? "," : "");
+        wp_rep_jstr(f, a->name);
+        fprintf(f, ",\"ranks\":");
+        json_ranges(f, &a->ranks);
+        fprintf(f, ",\"nranks\":%llu,\"events\":%llu,\"events_max\":%llu,\"events_max_rank\":%d,"
+                   "\"events_min\":%llu,\"events_min_rank\":%d,"
+                   "\"longest_s\":%.9f,\"longest_rank\":%d,\"longest_event\":%llu,"
+                   "\"second_longest_s\":%.9f,\"second_longest_rank\":%d,\"second_longest_event\":%llu,"
+                   "\"shortest_s\":%.9f,\"shortest_rank\":%d,\"shortest_event\":%llu,"
+                   "\"total_s\":%.9f,\"total_max_s\":%.9f,\"total_max_rank\":%d,\"total_min_s\":%.9f,"
+                   "\"total_min_rank\":%d,\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"requests_sent\":%llu,"
+                   "\"requests_recv\":%llu,\"histograms\":[",
+                (unsigned long long)a->nranks, (unsigned long long)a->events, (unsigned long long)a->ev_max,
+                a->ev_max_r, (unsigned long long)(a->nranks ? a->ev_min : 0), a->ev_min_r, a->longest * 1e-9,
+                a->longest_r, (unsigned long long)a->longest_ev, a->second * 1e-9, a->second_r,
+                (unsigned long long)a->second_ev, (a->nranks ? a->shortest : 0) * 1e-9, a->shortest_r,
+                (unsigned long long)a->shortest_ev, a->total * 1e-9, a->tot_max * 1e-9, a->tot_max_r,
+                (a->nranks ? a->tot_min : 0) * 1e-9, a->tot_min_r, (unsigned long long)a->bytes_sent,
+                (unsigned long long)a->bytes_recv, (unsigned long long)a->req_sent,
+                (unsigned long long)a->req_recv);
+        int first = 1;
+        for (int mb = NBINS - 1; mb >= 0; mb--) {
+            const struct hgroup *g = a->groups[mb];
+            if (g == NULL)
+                continue;
+            fprintf(f, "%s{\"ranks\":", first ? "" : ",");
+            first = 0;
+            json_ranges(f, &g->ranks);
+            fprintf(f, ",\"bins\":[");
+            int fb = 1;
+            for (int b = NBINS - 1; b >= 0; b--) {
+                if (g->max[b] == 0)
+                    continue;
+                fprintf(f, "%s{\"low_us\":%llu,\"max\":%u,\"max_rank\":%d,\"min\":%u,\"min_rank\":%d,\"avg\":%.3f}",
+                        fb ? "" : ",", (unsigned long long)wp_rep_bin_low(b), g->max[b], g->maxr[b], g->min[b],
+                        g->minr[b], (double)g->sum[b] / (double)g->nranks);
+                fb = 0;
+            }
+            fprintf(f, "]}");
+        }
+        fprintf(f, "]}");
+    }
+    fprintf(f, "],\n\"ranks\":[");
+    size_t j = 0;
+    for (size_t i = 0; i < R->nr; i++) {
+        const struct rinfo *ri = &R->r[i];
+        fprintf(f, "%s\n {\"rank\":%d,\"status\":\"%s\",\"samples\":%llu,\"not_in_mpi\":%llu,\"work\":%llu,"
+                   "\"stall\":%llu,\"duration_s\":%.9f,\"main_wait_stall\":%llu,\"functions\":{",
+                i ? "," : "", ri->rank, !ri->has_meta ? "unknown" : ri->partial ? "partial" : "complete",
+                (unsigned long long)(ri->st[0] + ri->st[1] + ri->st[2]), (unsigned long long)ri->st[S_NIM],
+                (unsigned long long)ri->st[S_WORK], (unsigned long long)ri->st[S_STALL], ri->duration_ns * 1e-9,
+                (unsigned long long)ri->main_stall);
+        /* R->rf is in rank order: the rows of this rank follow each other. */
+        int first = 1;
+        for (; j < R->nrf && R->rf[j].rank <= ri->rank; j++) {
+            if (R->rf[j].rank != ri->rank)
+                continue;
+            const struct rfn *x = &R->rf[j];
+            fprintf(f, "%s", first ? "" : ",");
+            first = 0;
+            wp_rep_jstr(f, R->fns[x->fn].name);
+            fprintf(f, ":{\"calls\":%llu,\"time_s\":%.9f,\"bytes_sent\":%llu,\"bytes_recv\":%llu,"
+                       "\"requests_sent\":%llu,\"requests_recv\":%llu}",
+                    (unsigned long long)x->calls, x->time_ns * 1e-9, (unsigned long long)x->bytes_sent,
+                    (unsigned long long)x->bytes_recv, (unsigned long long)x->req_sent,
+                    (unsigned long long)x->req_recv);
+        }
+        fputs("}}", f);
+    }
+    fprintf(f, "],\n\"problems\":[");
+    for (size_t i = 0; i < R->c.nproblems; i++) {
+        fputs(i ? "," : "", f);
+        wp_rep_jstr(f, R->c.problems[i]);
+    }
+    fprintf(f, "]}\n");
+}

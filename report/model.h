@@ -1,0 +1,230 @@
+/* report/model.h — the in-memory model of a run directory, and the functions
+ * that the report's files share.  Internal to report/; the interface of the
+ * report is report/report.h.
+ *
+ * Contract: a struct run holds what the writers need from one run
+ * directory, reduced over ranks as the files are read:
+ *   - per rank (struct rinfo, sorted by rank, one entry per rank that has
+ *     any rank.R.* file): its samples per state, its meta figures, its
+ *     samples at the main waiting call path;
+ *   - the merged call paths (struct pmap of struct path): one entry per
+ *     distinct path without its state frame, with a count per state;
+ *   - per MPI function (struct fnagg) the call statistics reduced over ranks,
+ *     its histograms grouped by their fullest bin (struct hgroup), and each
+ *     rank's row (struct rfn, in rank order) for the per-rank tables;
+ *   - per call site the wait-state sums and the per-rank extremes (struct
+ *     site), sorted by wait and by imbalance once every rank is read;
+ *   - the main waiting call path, the rank that causes it, and the problems
+ *     found in the input (struct ctx), each also printed on the errors file.
+ * Only report/read.c fills it: wp_rep_open_run() reads the directory and
+ * wp_rep_run_free() releases it.  The writers (report/text.c, json.c, csv.c,
+ * diff.c) then only read it, except that the matrix writer adds the
+ * problems of the rank.R.matrix files, which it is the first to open.
+ *
+ * Memory: O(ranks x MPI functions + distinct call paths + call sites), never
+ * O(ranks^2): matrix rows are not kept but streamed from the ranks' files
+ * while the CSVs are written.  Every allocation goes through
+ * wp_rep_xrealloc(); out of memory, it jumps back to the entry point that
+ * set wp_rep_oom_jmp, which then returns -1 (what was allocated is lost).
+ *
+ * Non-static names here carry the wp_rep_ prefix; the library is built with
+ * -fvisibility=hidden, so none of them is exported.
+ */
+#ifndef WP_REPORT_MODEL_H
+#define WP_REPORT_MODEL_H
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+
+struct wp_folded;
+
+#define REPORT_FORMAT "waitprof-report 1"
+#define NBINS 101 /* fallback/stats.h WP_HIST_BINS */
+
+enum { S_NIM, S_WORK, S_STALL, S_N };
+extern const char *const wp_rep_state_names[S_N];
+
+/* The input's problems: each is printed on errs and kept for the report;
+ * bad is set once there is one. */
+struct ctx {
+    const char *dir;
+    FILE *errs;
+    int bad;            /* some input was bad */
+    char **problems;    /* the same lines, for the report */
+    size_t nproblems;
+};
+
+/* Ranks as ranges, appended in increasing order. */
+struct ranges {
+    int *lo, *hi;
+    size_t n, cap;
+};
+
+/* --- the model ------------------------------------------------------------------ */
+
+/* A call path of the merged profile, with its samples per state. */
+struct path {
+    char *path; /* without the state frame */
+    uint64_t c[S_N];
+};
+
+/* The call paths: an open-addressing hash table of indexes into v
+ * (wp_rep_pmap_get(), report/util.c). */
+struct pmap {
+    struct path *v;
+    size_t n, cap;
+    uint32_t *slot;
+    size_t nslots; /* power of two */
+};
+
+/* One rank, from its meta and folded files. */
+struct rinfo {
+    int rank;
+    unsigned has_meta : 1, has_folded : 1, partial : 1;
+    unsigned files; /* which rank.R.* files the directory lists (F_* bits, report/read.c) */
+    uint64_t st[S_N];
+    uint64_t samples, dropped, duration_ns, hz;
+    uint64_t main_stall, main_all; /* at the main waiting call path */
+};
+
+/* The ranks of one MPI function whose call-duration histograms have the same
+ * fullest bin, with each bin's max (rank), min (rank) and sum over them. */
+struct hgroup {
+    struct ranges ranks;
+    uint64_t nranks;
+    uint32_t max[NBINS], min[NBINS];
+    int maxr[NBINS], minr[NBINS];
+    uint64_t sum[NBINS];
+};
+
+/* Per MPI function, the call statistics reduced over ranks: events per rank,
+ * the longest, second-longest and shortest calls, the average and total per
+ * rank (max and min with their ranks), the traffic, and the histogram groups
+ * indexed by their fullest bin. */
+struct fnagg {
+    char name[64];
+    struct ranges ranks;
+    uint64_t nranks, events;
+    uint64_t ev_max, ev_min;
+    int ev_max_r, ev_min_r;
+    uint64_t longest, longest_ev, second, second_ev, shortest, shortest_ev;
+    int longest_r, second_r, shortest_r;
+    double avg_max, avg_min;
+    int avg_max_r, avg_min_r;
+    uint64_t avg_max_n, avg_min_n;
+    uint64_t tot_max, tot_min, tot_max_n, tot_min_n, total;
+    int tot_max_r, tot_min_r;
+    uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
+    struct hgroup *groups[NBINS];
+};
+
+struct rfn { /* one rank's figures for one function, for the CSVs and JSON */
+    int rank, fn;
+    uint64_t calls, time_ns, bytes_sent, bytes_recv, req_sent, req_recv;
+};
+
+/* Per (call site, function, pattern) the wait-state sums, or per (call site,
+ * function) the time in the call for the imbalance, with the per-rank
+ * extremes; cur_* and last_rank hold the rank being read. */
+struct site {
+    char *site;
+    char fn[64], pattern[24];
+    uint64_t calls, time_ns, wait_ns, nranks;
+    uint64_t cur_wait, cur_time;
+    int last_rank;
+    uint64_t wmax, wmin, tmax;
+    int wmax_r, wmin_r, tmax_r;
+};
+
+/* One run directory (see the contract above). */
+struct run {
+    struct ctx c;
+    struct ranges want;
+    int have_want;
+    struct rinfo *r;
+    size_t nr, rcap;
+    struct pmap paths;
+    struct fnagg *fns;
+    size_t nfns;
+    struct rfn *rf;
+    size_t nrf, rfcap;
+    struct site *sites, *isites; /* per (site, function, pattern); per (site, function) */
+    size_t nsites, nisites;
+    int size;              /* from meta */
+    char source[64], mpi[256], clock[16];
+    uint64_t hz;
+    int mixed_source, have_matrix, nmeta_partial;
+    int lean; /* a rank's meta says wrappers=lean: no call was timed */
+    char **extra;          /* meta keys not known here, "key=value" from the first meta */
+    size_t nextra;
+    uint64_t duration_max, samples, dropped;
+    const struct path *main; /* the main waiting call path */
+    int cause_rank;
+};
+
+/* A state's share of the samples over the ranks that have samples. */
+struct mm {
+    double min, max, sum;
+    int rmin, rmax;
+    size_t n;
+};
+
+/* --- report/util.c: problems, memory, files, rank ranges, strings, paths ------- */
+
+void wp_rep_problem(struct ctx *c, const char *fmt, ...);
+extern jmp_buf *wp_rep_oom_jmp;
+void wp_rep_oom(size_t n);
+void *wp_rep_xrealloc(void *p, size_t n);
+char *wp_rep_slurp(const char *path, size_t *len);
+
+void wp_rep_ranges_add(struct ranges *r, int rank);
+void wp_rep_ranges_print(FILE *f, const struct ranges *r);
+int wp_rep_ranks_parse(const char *s, struct ranges *r);
+int wp_rep_ranges_has(const struct ranges *r, int rank);
+
+void wp_rep_jstr(FILE *f, const char *s);
+void wp_rep_cstr(FILE *f, const char *s);
+void wp_rep_put_path(FILE *f, const char *p, size_t max);
+double wp_rep_pct(uint64_t a, uint64_t b);
+uint64_t wp_rep_bin_low(int bin);
+uint64_t wp_rep_bin_high(int bin);
+
+struct path *wp_rep_pmap_get(struct pmap *m, const char *s, size_t n);
+void wp_rep_pmap_free(struct pmap *m);
+
+/* --- report/read.c: a run directory into the model ------------------------------- */
+
+long wp_rep_format_version(const char *buf, const char *prefix, const char *name);
+int wp_rep_open_run(struct run *R, const char *dir, const struct wp_report_opts *o, FILE *errs);
+void wp_rep_run_free(struct run *R);
+
+/* --- report/aggregate.c: figures computed from the model ------------------------- */
+
+void wp_rep_state_mm(const struct run *R, int st, struct mm *m);
+uint64_t wp_rep_total_samples(const struct run *R, int st);
+double wp_rep_run_total_s(const struct run *R);
+int wp_rep_rinfo_stall_cmp(const void *a, const void *b);
+const struct path **wp_rep_top_stall(const struct run *R, size_t *n);
+void wp_rep_to_folded(const struct run *R, struct wp_folded *out);
+
+/* --- the writers: report/text.c, json.c, csv.c, diff.c --------------------------- */
+
+void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts *o);
+void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opts *o);
+void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o);
+
+enum { T_TIME, T_CALLS, T_BSENT, T_RSENT, T_BRECV, T_RRECV, T_N };
+extern const char *const wp_rep_table_files[T_N];
+void wp_rep_write_table(FILE *f, const struct run *R, int t);
+void wp_rep_write_ranks_csv(FILE *f, const struct run *R);
+void wp_rep_write_matrix(FILE *f, struct run *R, int col);
+
+void wp_rep_write_diff_folded(FILE *f, const struct run *R);
+int wp_rep_report_diff(const char *da, const char *db, const struct wp_report_opts *opts, FILE *out,
+                       const char *diff_folded, FILE *errs);
+
+#endif

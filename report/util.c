@@ -1,0 +1,292 @@
+/* report/util.c — the helpers of the report's files (report/model.h): the
+ * problem list, the out-of-memory exit, whole-file reading, rank ranges,
+ * string escapers for JSON and CSV, shortened call paths, percentages,
+ * histogram bin bounds and the call-path table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model.h"
+
+const char *const wp_rep_state_names[S_N] = {"Not-in-MPI", "MPI-Work", "MPI-Stall"};
+
+/* --- problems, memory, files ------------------------------------------------------ */
+
+void wp_rep_problem(struct ctx *c, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->bad = 1;
+    if (c->errs)
+        fprintf(c->errs, "waitprof report: %s\n", line);
+    char **p = realloc(c->problems, (c->nproblems + 1) * sizeof *p);
+    if (p) {
+        c->problems = p;
+        c->problems[c->nproblems++] = strdup(line);
+    }
+}
+
+/* Out of memory: back to wp_report_dir()/wp_report_diff(), which return -1
+ * (what was allocated so far is lost; inside a profiled program that is
+ * better than ending it). */
+jmp_buf *wp_rep_oom_jmp;
+
+void wp_rep_oom(size_t n)
+{
+    fprintf(stderr, "waitprof report: out of memory (%zu bytes); the report is not written\n", n);
+    if (wp_rep_oom_jmp)
+        longjmp(*wp_rep_oom_jmp, 1);
+    abort();
+}
+
+void *wp_rep_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL) {
+        fprintf(stderr, "waitprof report: out of memory (%zu bytes); the report is not written\n", n);
+        if (wp_rep_oom_jmp)
+            longjmp(*wp_rep_oom_jmp, 1);
+        abort();
+    }
+    return q;
+}
+
+/* The whole file, NUL-terminated; NULL when it cannot be read. */
+char *wp_rep_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = wp_rep_xrealloc(NULL, cap);
+    for (;;) {
+        if (n + 1 >= cap)
+            buf = wp_rep_xrealloc(buf, cap *= 2);
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* --- rank ranges ---------------------------------------------------------------------
+ * All the report's rank-range code: building, printing and parsing lists of
+ * ranks as "0-3,7". */
+
+void wp_rep_ranges_add(struct ranges *r, int rank)
+{
+    if (r->n && r->hi[r->n - 1] + 1 == rank) {
+        r->hi[r->n - 1] = rank;
+        return;
+    }
+    if (r->n && r->hi[r->n - 1] >= rank)
+        return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 4;
+        r->lo = wp_rep_xrealloc(r->lo, r->cap * sizeof *r->lo);
+        r->hi = wp_rep_xrealloc(r->hi, r->cap * sizeof *r->hi);
+    }
+    r->lo[r->n] = r->hi[r->n] = rank;
+    r->n++;
+}
+
+void wp_rep_ranges_print(FILE *f, const struct ranges *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->lo[i] == r->hi[i])
+            fprintf(f, "%s%d", i ? "," : "", r->lo[i]);
+        else
+            fprintf(f, "%s%d-%d", i ? "," : "", r->lo[i], r->hi[i]);
+    }
+    if (r->n == 0)
+        fputs("none", f);
+}
+
+void wp_rank_ranges(const int *ranks, size_t n, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k < cap;) {
+        size_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        int w = ranks[i] == ranks[j] ? snprintf(buf + k, cap - k, "%s%d", i ? "," : "", ranks[i])
+                                     : snprintf(buf + k, cap - k, "%s%d-%d", i ? "," : "", ranks[i], ranks[j]);
+        k += (size_t)w;
+        i = j + 1;
+    }
+    if (k >= cap && cap > 4)
+        memcpy(buf + cap - 4, "...", 4);
+}
+
+/* Parse "0-3,7,9-12" into a sorted list of ranges; -1 on a syntax error. */
+int wp_rep_ranks_parse(const char *s, struct ranges *r)
+{
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b;
+        if (end == s || a < 0)
+            return -1;
+        b = a;
+        s = end;
+        if (*s == '-') {
+            b = strtol(s + 1, &end, 10);
+            if (end == s + 1 || b < a)
+                return -1;
+            s = end;
+        }
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+        for (long k = a; k <= b && k < (1L << 30); k++)
+            wp_rep_ranges_add(r, (int)k);
+    }
+    return 0;
+}
+
+int wp_rep_ranges_has(const struct ranges *r, int rank)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (rank < r->lo[m])
+            hi = m;
+        else if (rank > r->hi[m])
+            lo = m + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+/* --- strings and figures ------------------------------------------------------------ */
+
+/* JSON string. */
+void wp_rep_jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+void wp_rep_cstr(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+double wp_rep_pct(uint64_t a, uint64_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+void wp_rep_put_path(FILE *f, const char *p, size_t max)
+{
+    size_t n = strlen(p);
+    if (n <= max) {
+        fputs(p, f);
+        return;
+    }
+    /* Keep the root and the leaf end: the leaf is the MPI call. */
+    fprintf(f, "%.*s...%s", (int)(max / 3), p, p + n - (max - max / 3 - 3));
+}
+
+/* Lower bound in microseconds of a histogram bin (fallback/stats.c). */
+uint64_t wp_rep_bin_low(int bin)
+{
+    uint64_t width = 1;
+    for (int d = 0; d < bin / 10 && d < 10; d++)
+        width *= 10;
+    return bin >= NBINS - 1 ? width : (uint64_t)(bin % 10) * width;
+}
+
+uint64_t wp_rep_bin_high(int bin)
+{
+    if (bin >= NBINS - 1)
+        return UINT64_MAX;
+    uint64_t width = 1;
+    for (int d = 0; d < bin / 10; d++)
+        width *= 10;
+    return wp_rep_bin_low(bin) + width;
+}
+
+/* --- the call-path table --------------------------------------------------------------- */
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+struct path *wp_rep_pmap_get(struct pmap *m, const char *s, size_t n)
+{
+    if (m->n * 2 >= m->nslots) {
+        size_t ns = m->nslots ? m->nslots * 2 : 1024;
+        uint32_t *sl = wp_rep_xrealloc(NULL, ns * sizeof *sl);
+        memset(sl, 0xff, ns * sizeof *sl);
+        for (size_t i = 0; i < m->n; i++) {
+            size_t k = hash(m->v[i].path, strlen(m->v[i].path)) & (ns - 1);
+            while (sl[k] != UINT32_MAX)
+                k = (k + 1) & (ns - 1);
+            sl[k] = (uint32_t)i;
+        }
+        free(m->slot);
+        m->slot = sl;
+        m->nslots = ns;
+    }
+    size_t k = hash(s, n) & (m->nslots - 1);
+    while (m->slot[k] != UINT32_MAX) {
+        struct path *p = &m->v[m->slot[k]];
+        if (strncmp(p->path, s, n) == 0 && p->path[n] == '\0')
+            return p;
+        k = (k + 1) & (m->nslots - 1);
+    }
+    if (m->n == m->cap)
+        m->v = wp_rep_xrealloc(m->v, (m->cap = m->cap ? 2 * m->cap : 1024) * sizeof *m->v);
+    struct path *p = &m->v[m->n];
+    memset(p, 0, sizeof *p);
+    p->path = wp_rep_xrealloc(NULL, n + 1);
+    memcpy(p->path, s, n);
+    p->path[n] = '\0';
+    m->slot[k] = (uint32_t)m->n++;
+    return p;
+}
+
+void wp_rep_pmap_free(struct pmap *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].path);
+    free(m->v);
+    free(m->slot);
+}
