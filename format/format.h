@@ -26,8 +26,8 @@
     X(META, "meta", "waitprof-meta", 1)         /* key=value lines: the run's settings and counters */        \
     X(FOLDED, "folded", "", 0)                  /* folded stacks, the MPI state as the root frame */          \
     X(CALLS, "calls", "waitprof-calls", 1)      /* per-MPI-function statistics and traffic (TSV) */           \
-    X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */          \
-    X(WAITS, "waits", "waitprof-waits", 1)      /* wait-state categories of the estimator (TSV) */
+    X(WAITS, "waits", "waitprof-waits", 1)      /* wait-state categories of the estimator (TSV) */            \
+    X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */
 
 enum wp_rank_file {
 #define WP_X_(id, suffix, format, version) WP_FILE_##id,

@@ -55,8 +55,8 @@ double wp_rep_run_total_s(const struct run *R)
 static int path_stall_cmp(const void *a, const void *b)
 {
     const struct path *x = *(const struct path *const *)a, *y = *(const struct path *const *)b;
-    if (x->c[S_STALL] != y->c[S_STALL])
-        return x->c[S_STALL] < y->c[S_STALL] ? 1 : -1;
+    if (x->c[WP_STATE_STALL] != y->c[WP_STATE_STALL])
+        return x->c[WP_STATE_STALL] < y->c[WP_STATE_STALL] ? 1 : -1;
     return strcmp(x->path, y->path);
 }
 
@@ -64,7 +64,7 @@ int wp_rep_rinfo_stall_cmp(const void *a, const void *b)
 {
     const struct rinfo *x = *(const struct rinfo *const *)a, *y = *(const struct rinfo *const *)b;
     uint64_t ax = x->st[0] + x->st[1] + x->st[2], ay = y->st[0] + y->st[1] + y->st[2];
-    double sx = wp_rep_pct(x->st[S_STALL], ax), sy = wp_rep_pct(y->st[S_STALL], ay);
+    double sx = wp_rep_pct(x->st[WP_STATE_STALL], ax), sy = wp_rep_pct(y->st[WP_STATE_STALL], ay);
     if (sx != sy)
         return sx < sy ? 1 : -1;
     return (x->rank > y->rank) - (x->rank < y->rank);
@@ -75,7 +75,7 @@ const struct path **wp_rep_top_stall(const struct run *R, size_t *n)
     const struct path **v = wp_rep_xrealloc(NULL, (R->paths.n + 1) * sizeof *v);
     size_t k = 0;
     for (size_t i = 0; i < R->paths.n; i++)
-        if (R->paths.v[i].c[S_STALL])
+        if (R->paths.v[i].c[WP_STATE_STALL])
             v[k++] = &R->paths.v[i];
     qsort(v, k, sizeof *v, path_stall_cmp);
     *n = k;
@@ -91,14 +91,14 @@ void wp_rep_to_folded(const struct run *R, struct wp_folded *out)
     char *line = wp_rep_xrealloc(NULL, cap);
     for (size_t i = 0; i < R->paths.n; i++) {
         const struct path *p = &R->paths.v[i];
-        for (int s = 0; s < S_N; s++) {
+        for (int s = 0; s < WP_STATE_COUNT; s++) {
             if (p->c[s] == 0)
                 continue;
-            size_t n = strlen(wp_rep_state_names[s]) + strlen(p->path) + 2;
+            size_t n = strlen(wp_state_name(s)) + strlen(p->path) + 2;
             if (n > cap)
                 line = wp_rep_xrealloc(line, cap = 2 * n);
-            int l = p->path[0] ? snprintf(line, cap, "%s;%s", wp_rep_state_names[s], p->path)
-                               : snprintf(line, cap, "%s", wp_rep_state_names[s]);
+            int l = p->path[0] ? snprintf(line, cap, "%s;%s", wp_state_name(s), p->path)
+                               : snprintf(line, cap, "%s", wp_state_name(s));
             if (wp_folded_add(out, line, (size_t)l, p->c[s]) != 0)
                 wp_rep_oom((size_t)l);
         }

@@ -17,7 +17,7 @@ const char *const wp_rep_table_files[T_N] = {"mpi_time.csv", "mpi_calls.csv", "m
 
 void wp_rep_write_table(FILE *f, const struct run *R, int t)
 {
-    fprintf(f, "# waitprof-csv 1 %s\nrank", wp_rep_table_files[t]);
+    fprintf(f, "# " WP_FORMAT_CSV " %s\nrank", wp_rep_table_files[t]);
     if (t == T_TIME)
         fputs(",not_in_mpi_s", f);
     for (size_t i = 0; i < R->nfns; i++) {
@@ -42,7 +42,7 @@ void wp_rep_write_table(FILE *f, const struct run *R, int t)
             /* Time outside MPI: the Not-in-MPI share of the samples times
              * the rank's duration (an estimate from sampling). */
             uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
-            fprintf(f, ",%.6f", a ? ri->duration_ns * 1e-9 * (double)ri->st[S_NIM] / (double)a : 0);
+            fprintf(f, ",%.6f", a ? ri->duration_ns * 1e-9 * (double)ri->st[WP_STATE_NOT_IN_MPI] / (double)a : 0);
         }
         for (size_t k = 0; k < R->nfns; k++) {
             if (t == T_TIME)
@@ -57,7 +57,7 @@ void wp_rep_write_table(FILE *f, const struct run *R, int t)
 
 void wp_rep_write_ranks_csv(FILE *f, const struct run *R)
 {
-    fprintf(f, "# waitprof-csv 1 ranks.csv\nrank,status,samples,not_in_mpi,mpi_work,mpi_stall,"
+    fprintf(f, "# " WP_FORMAT_CSV " ranks.csv\nrank,status,samples,not_in_mpi,mpi_work,mpi_stall,"
                "not_in_mpi_share,mpi_work_share,mpi_stall_share,duration_s,dropped\n");
     for (size_t i = 0; i < R->nr; i++) {
         const struct rinfo *ri = &R->r[i];
@@ -79,7 +79,7 @@ void wp_rep_write_matrix(FILE *f, struct run *R, int col)
     for (size_t i = 0; i < R->nr; i++)
         if (R->r[i].rank + 1 > size)
             size = R->r[i].rank + 1;
-    fprintf(f, "# waitprof-csv 1 matrix %s(i,j)%s\nrank", names[col],
+    fprintf(f, "# " WP_FORMAT_CSV " matrix %s(i,j)%s\nrank", names[col],
             col == 0 ? ": bytes sent from i to j" : col == 1 ? ": send calls from i to j"
                                                               : ": seconds i spent in blocking receives from j");
     for (int j = 0; j < size; j++)
@@ -89,11 +89,11 @@ void wp_rep_write_matrix(FILE *f, struct run *R, int col)
     char path[4400];
     for (size_t i = 0; i < R->nr; i++) {
         memset(row, 0, (size_t)size * sizeof *row);
-        snprintf(path, sizeof path, "%s/rank.%d.matrix", R->c.dir, R->r[i].rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", R->c.dir, R->r[i].rank, wp_file_suffix(WP_FILE_MATRIX));
         const char *name = path;
         size_t len;
         char *buf = wp_rep_slurp(path, &len);
-        if (buf && wp_rep_format_version(buf, "# ", "waitprof-matrix") == 1) {
+        if (buf && wp_rep_format_version(buf, "# ", wp_file_format(WP_FILE_MATRIX)) == wp_file_version(WP_FILE_MATRIX)) {
             size_t bad = 0;
             for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
                 unsigned long long x[4];
@@ -109,8 +109,8 @@ void wp_rep_write_matrix(FILE *f, struct run *R, int col)
             if (bad && col == 0)
                 wp_rep_problem(&R->c, "%s: %zu malformed line(s) left out", name, bad);
         } else if (buf && col == 0) {
-            wp_rep_problem(&R->c, "%s: not a waitprof matrix file (first line is not \"# waitprof-matrix 1\"); skipped",
-                    name);
+            wp_rep_problem(&R->c, "%s: not a waitprof matrix file (first line is not \"# %s %d\"); skipped", name,
+                           wp_file_format(WP_FILE_MATRIX), wp_file_version(WP_FILE_MATRIX));
         }
         free(buf);
         fprintf(f, "%d", R->r[i].rank);

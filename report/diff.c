@@ -22,12 +22,12 @@ void wp_rep_write_diff_folded(FILE *f, const struct run *R)
     char **v = wp_rep_xrealloc(NULL, (R->paths.n + 1) * sizeof *v);
     size_t k = 0;
     for (size_t i = 0; i < R->paths.n; i++)
-        if ((R->paths.v[i].c[S_WORK] || R->paths.v[i].c[S_STALL]) && R->paths.v[i].path[0])
+        if ((R->paths.v[i].c[WP_STATE_WORK] || R->paths.v[i].c[WP_STATE_STALL]) && R->paths.v[i].path[0])
             v[k++] = R->paths.v[i].path;
     qsort(v, k, sizeof *v, str_cmp);
     for (size_t i = 0; i < k; i++) {
         const struct path *p = wp_rep_pmap_get((struct pmap *)&R->paths, v[i], strlen(v[i]));
-        fprintf(f, "%s %llu %llu\n", p->path, (unsigned long long)p->c[S_WORK], (unsigned long long)p->c[S_STALL]);
+        fprintf(f, "%s %llu %llu\n", p->path, (unsigned long long)p->c[WP_STATE_WORK], (unsigned long long)p->c[WP_STATE_STALL]);
     }
     free(v);
 }
@@ -63,11 +63,11 @@ int wp_rep_report_diff(const char *da, const char *db, const struct wp_report_op
      * A's table in the Not-in-MPI slot of a second map. */
     struct pmap u = {0};
     for (size_t i = 0; i < A.paths.n; i++)
-        if (A.paths.v[i].c[S_STALL])
-            wp_rep_pmap_get(&u, A.paths.v[i].path, strlen(A.paths.v[i].path))->c[0] = A.paths.v[i].c[S_STALL];
+        if (A.paths.v[i].c[WP_STATE_STALL])
+            wp_rep_pmap_get(&u, A.paths.v[i].path, strlen(A.paths.v[i].path))->c[0] = A.paths.v[i].c[WP_STATE_STALL];
     for (size_t i = 0; i < B.paths.n; i++)
-        if (B.paths.v[i].c[S_STALL])
-            wp_rep_pmap_get(&u, B.paths.v[i].path, strlen(B.paths.v[i].path))->c[1] = B.paths.v[i].c[S_STALL];
+        if (B.paths.v[i].c[WP_STATE_STALL])
+            wp_rep_pmap_get(&u, B.paths.v[i].path, strlen(B.paths.v[i].path))->c[1] = B.paths.v[i].c[WP_STATE_STALL];
     /* Sorted by the change in stall share of all samples. */
     double *v = wp_rep_xrealloc(NULL, (u.n + 1) * 2 * sizeof *v);
     for (size_t i = 0; i < u.n; i++) {
@@ -76,7 +76,7 @@ int wp_rep_report_diff(const char *da, const char *db, const struct wp_report_op
     }
     qsort(v, u.n, 2 * sizeof *v, diff_cmp);
     fprintf(out, "%s\nwaitprof report --diff: MPI-Stall per call path, A = %s (%llu samples), B = %s (%llu samples)\n",
-            REPORT_FORMAT, da, (unsigned long long)ta, db, (unsigned long long)tb);
+            WP_FORMAT_REPORT, da, (unsigned long long)ta, db, (unsigned long long)tb);
     fprintf(out, "%9s %9s %9s %9s  %s\n", "A stall", "B stall", "A % all", "B % all", "call path (largest change first)");
     for (size_t i = 0; i < u.n && i < (size_t)o.top; i++) {
         const struct path *p = &u.v[(size_t)v[2 * i]];

@@ -47,12 +47,12 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
         *eq = '=';
     }
     fprintf(f, "}},\n\"states\":[");
-    for (int s = 0; s < S_N; s++) {
+    for (int s = 0; s < WP_STATE_COUNT; s++) {
         struct mm m;
         wp_rep_state_mm(R, s, &m);
         fprintf(f, "%s{\"state\":\"%s\",\"samples\":%llu,\"share\":%.6f,\"min\":%.6f,\"min_rank\":%d,"
                    "\"avg\":%.6f,\"max\":%.6f,\"max_rank\":%d}",
-                s ? "," : "", wp_rep_state_names[s], (unsigned long long)wp_rep_total_samples(R, s),
+                s ? "," : "", wp_state_name(s), (unsigned long long)wp_rep_total_samples(R, s),
                 wp_rep_pct(wp_rep_total_samples(R, s), all) / 100, m.min / 100, m.rmin,
                 m.n ? m.sum / (double)m.n / 100 : 0, m.max / 100, m.rmax);
     }
@@ -60,7 +60,7 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     if (R->main) {
         fprintf(f, "{\"path\":");
         wp_rep_jstr(f, R->main->path);
-        fprintf(f, ",\"stall_samples\":%llu,\"cause_rank\":%d}", (unsigned long long)R->main->c[S_STALL],
+        fprintf(f, ",\"stall_samples\":%llu,\"cause_rank\":%d}", (unsigned long long)R->main->c[WP_STATE_STALL],
                 R->cause_rank);
     } else {
         fputs("null", f);
@@ -71,8 +71,8 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     for (size_t i = 0; i < n && i < (size_t)o->top; i++) {
         fprintf(f, "%s\n {\"path\":", i ? "," : "");
         wp_rep_jstr(f, v[i]->path);
-        fprintf(f, ",\"stall\":%llu,\"work\":%llu,\"not_in_mpi\":%llu}", (unsigned long long)v[i]->c[S_STALL],
-                (unsigned long long)v[i]->c[S_WORK], (unsigned long long)v[i]->c[S_NIM]);
+        fprintf(f, ",\"stall\":%llu,\"work\":%llu,\"not_in_mpi\":%llu}", (unsigned long long)v[i]->c[WP_STATE_STALL],
+                (unsigned long long)v[i]->c[WP_STATE_WORK], (unsigned long long)v[i]->c[WP_STATE_NOT_IN_MPI]);
     }
     free(v);
     fprintf(f, "],\n\"wait_states\":[");
@@ -157,8 +157,8 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
         fprintf(f, "%s\n {\"rank\":%d,\"status\":\"%s\",\"samples\":%llu,\"not_in_mpi\":%llu,\"work\":%llu,"
                    "\"stall\":%llu,\"duration_s\":%.9f,\"main_wait_stall\":%llu,\"functions\":{",
                 i ? "," : "", ri->rank, !ri->has_meta ? "unknown" : ri->partial ? "partial" : "complete",
-                (unsigned long long)(ri->st[0] + ri->st[1] + ri->st[2]), (unsigned long long)ri->st[S_NIM],
-                (unsigned long long)ri->st[S_WORK], (unsigned long long)ri->st[S_STALL], ri->duration_ns * 1e-9,
+                (unsigned long long)(ri->st[0] + ri->st[1] + ri->st[2]), (unsigned long long)ri->st[WP_STATE_NOT_IN_MPI],
+                (unsigned long long)ri->st[WP_STATE_WORK], (unsigned long long)ri->st[WP_STATE_STALL], ri->duration_ns * 1e-9,
                 (unsigned long long)ri->main_stall);
         /* R->rf is in rank order: the rows of this rank follow each other. */
         int first = 1;

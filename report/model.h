@@ -38,15 +38,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format/format.h"
 #include "report/report.h"
 
 struct wp_folded;
 
-#define REPORT_FORMAT "waitprof-report 1"
 #define NBINS 101 /* fallback/stats.h WP_HIST_BINS */
 
-enum { S_NIM, S_WORK, S_STALL, S_N };
-extern const char *const wp_rep_state_names[S_N];
 
 /* The input's problems: each is printed on errs and kept for the report;
  * bad is set once there is one. */
@@ -69,7 +67,7 @@ struct ranges {
 /* A call path of the merged profile, with its samples per state. */
 struct path {
     char *path; /* without the state frame */
-    uint64_t c[S_N];
+    uint64_t c[WP_STATE_COUNT];
 };
 
 /* The call paths: an open-addressing hash table of indexes into v
@@ -86,7 +84,7 @@ struct rinfo {
     int rank;
     unsigned has_meta : 1, has_folded : 1, partial : 1;
     unsigned files; /* which rank.R.* files the directory lists (F_* bits, report/read.c) */
-    uint64_t st[S_N];
+    uint64_t st[WP_STATE_COUNT];
     uint64_t samples, dropped, duration_ns, hz;
     uint64_t main_stall, main_all; /* at the main waiting call path */
 };

@@ -21,8 +21,14 @@
 #include "format/folded.h"
 #include "report/model.h"
 
-enum { F_META = 1, F_FOLDED = 2, F_CALLS = 4, F_WAITS = 8, F_MATRIX = 16 };
-static const char *const file_suffix[5] = {"meta", "folded", "calls", "waits", "matrix"};
+/* Which of a rank's files exist, one bit per file of format/format.h. */
+enum {
+    F_META = 1u << WP_FILE_META,
+    F_FOLDED = 1u << WP_FILE_FOLDED,
+    F_CALLS = 1u << WP_FILE_CALLS,
+    F_WAITS = 1u << WP_FILE_WAITS,
+    F_MATRIX = 1u << WP_FILE_MATRIX
+};
 
 static int rank_cmp(const void *a, const void *b)
 {
@@ -43,8 +49,8 @@ static int list_ranks(struct run *R, const char *dir)
             continue;
         const char *suf = e->d_name + n;
         unsigned bit = 0;
-        for (int b = 0; b < 5; b++)
-            if (strcmp(suf, file_suffix[b]) == 0)
+        for (int b = 0; b < WP_FILE_COUNT; b++)
+            if (strcmp(suf, wp_file_suffix((enum wp_rank_file)b)) == 0)
                 bit = 1u << b;
         if (bit == 0)
             continue;
@@ -90,12 +96,6 @@ long wp_rep_format_version(const char *buf, const char *prefix, const char *name
     return (end == buf + pl + nl + 1 || (*end != '\n' && *end != '\0')) ? -1 : v;
 }
 
-static const char *const meta_known[] = {"format", "status", "rank", "size", "host", "mpi", "source", "hz",
-                                         "clock", "start_ns", "end_ns", "duration_ns", "threads", "samples",
-                                         "dropped_full", "dropped_loader", "unwind_failures", "truncated",
-                                         "libunwind_unwinds", "slow_unwinds", "handler_calls", "handler_ns_total",
-                                         "handler_ns_median", NULL};
-
 static void read_meta(struct run *R, struct rinfo *ri, const char *path, const char *name)
 {
     size_t len;
@@ -107,16 +107,16 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             wp_rep_problem(&R->c, "%s: missing; the rank's run figures are unknown", name);
         return;
     }
-    long v = is_text(buf, len) ? wp_rep_format_version(buf, "format=", "waitprof-meta") : -1;
+    long v = is_text(buf, len) ? wp_rep_format_version(buf, "format=", wp_file_format(WP_FILE_META)) : -1;
     if (v < 0) {
-        wp_rep_problem(&R->c, "%s: not a waitprof meta file (first line is not \"format=waitprof-meta N\"); skipped",
-                name);
+        wp_rep_problem(&R->c, "%s: not a waitprof meta file (first line is not \"format=%s N\"); skipped", name,
+                       wp_file_format(WP_FILE_META));
         free(buf);
         return;
     }
-    if (v > 1) {
-        wp_rep_problem(&R->c, "%s: format waitprof-meta %ld is newer than this report tool reads (1); skipped",
-                       name, v);
+    if (v > wp_file_version(WP_FILE_META)) {
+        wp_rep_problem(&R->c, "%s: format %s %ld is newer than this report tool reads (%d); skipped", name,
+                       wp_file_format(WP_FILE_META), v, wp_file_version(WP_FILE_META));
         free(buf);
         return;
     }
@@ -134,33 +134,31 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             continue;
         *eq = '\0';
         const char *k = line, *val = eq + 1;
-        if (strcmp(k, "status") == 0)
-            ri->partial = strncmp(val, "complete", 8) != 0;
-        else if (strcmp(k, "size") == 0 && atoi(val) > R->size)
+        if (strcmp(k, wp_meta_key(WP_MK_status)) == 0)
+            ri->partial = !wp_end_is_complete(val);
+        else if (strcmp(k, wp_meta_key(WP_MK_size)) == 0 && atoi(val) > R->size)
             R->size = atoi(val);
-        else if (strcmp(k, "samples") == 0)
+        else if (strcmp(k, wp_meta_key(WP_MK_samples)) == 0)
             ri->samples = strtoull(val, NULL, 10);
-        else if (strcmp(k, "dropped_full") == 0 || strcmp(k, "dropped_loader") == 0)
+        else if (strcmp(k, wp_meta_key(WP_MK_dropped_full)) == 0 || strcmp(k, wp_meta_key(WP_MK_dropped_loader)) == 0)
             ri->dropped += strtoull(val, NULL, 10);
-        else if (strcmp(k, "duration_ns") == 0)
+        else if (strcmp(k, wp_meta_key(WP_MK_duration_ns)) == 0)
             ri->duration_ns = strtoull(val, NULL, 10);
-        else if (strcmp(k, "hz") == 0)
+        else if (strcmp(k, wp_meta_key(WP_MK_hz)) == 0)
             ri->hz = strtoull(val, NULL, 10), R->hz = R->hz ? R->hz : ri->hz;
-        else if (strcmp(k, "clock") == 0 && !R->clock[0])
+        else if (strcmp(k, wp_meta_key(WP_MK_clock)) == 0 && !R->clock[0])
             snprintf(R->clock, sizeof R->clock, "%s", val);
-        else if (strcmp(k, "mpi") == 0 && !R->mpi[0])
+        else if (strcmp(k, wp_meta_key(WP_MK_mpi)) == 0 && !R->mpi[0])
             snprintf(R->mpi, sizeof R->mpi, "%s", val);
-        else if (strcmp(k, "wrappers") == 0 && strcmp(val, "lean") == 0)
+        else if (strcmp(k, wp_meta_key(WP_MK_wrappers)) == 0 && strcmp(val, "lean") == 0)
             R->lean = 1;
-        else if (strcmp(k, "source") == 0) {
+        else if (strcmp(k, wp_meta_key(WP_MK_source)) == 0) {
             if (!R->source[0])
                 snprintf(R->source, sizeof R->source, "%s", val);
             else if (strcmp(R->source, val) != 0)
                 R->mixed_source = 1;
         }
-        int known = 0;
-        for (int i = 0; meta_known[i]; i++)
-            known |= strcmp(meta_known[i], k) == 0;
+        int known = wp_meta_key_in_run(k);
         /* Keys added by other parts of waitprof (or later versions) are
          * shown as they are, from the first rank's file. */
         if (!known && first && strncmp(k, "thread.", 7) != 0) {
@@ -173,14 +171,6 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
     if (ri->partial)
         R->nmeta_partial++;
     free(buf);
-}
-
-static int state_of(const char *s, size_t n)
-{
-    for (int i = 0; i < S_N; i++)
-        if (strlen(wp_rep_state_names[i]) == n && memcmp(wp_rep_state_names[i], s, n) == 0)
-            return i;
-    return -1;
 }
 
 /* Read a folded file: each line into the path table (pass 1), or only the
@@ -219,7 +209,7 @@ static void read_folded(struct run *R, struct rinfo *ri, const char *path, const
         const char *semi = memchr(p, ';', l);
         int st = -1;
         if (wp_folded_parse(p, l, &sl, &count) == 0)
-            st = state_of(p, semi && (size_t)(semi - p) < sl ? (size_t)(semi - p) : sl);
+            st = wp_state_parse(p, semi && (size_t)(semi - p) < sl ? (size_t)(semi - p) : sl);
         if (st < 0) {
             if (bad++ == 0)
                 first_bad = lineno;
@@ -232,12 +222,12 @@ static void read_folded(struct run *R, struct rinfo *ri, const char *path, const
         if (main) {
             if (pl == mainlen && memcmp(ps, main->path, pl) == 0) {
                 ri->main_all += count;
-                if (st == S_STALL)
+                if (st == WP_STATE_STALL)
                     ri->main_stall += count;
             }
         } else {
             ri->st[st] += count;
-            if (!stall_only || st == S_STALL)
+            if (!stall_only || st == WP_STATE_STALL)
                 wp_rep_pmap_get(&R->paths, ps, pl)->c[st] += count;
         }
         p = nl + 1;
@@ -446,21 +436,23 @@ static void waits_rank_done(struct run *R, struct rinfo *ri)
  * '#' are skipped when comments is set.  A missing file is not a problem
  * (older runs, ranks that ended early); a foreign, newer, truncated or partly
  * malformed one is reported once.  Returns 1 when the file was read. */
-static int read_rank_tsv(struct run *R, struct rinfo *ri, const char *path, const char *name, const char *format,
-                         const char *what, int comments, int (*row)(struct run *, struct rinfo *, char *))
+static int read_rank_tsv(struct run *R, struct rinfo *ri, const char *path, const char *name,
+                         enum wp_rank_file file, int comments, int (*row)(struct run *, struct rinfo *, char *))
 {
+    const char *format = wp_file_format(file), *what = wp_file_suffix(file);
+    int version = wp_file_version(file);
     size_t len;
     char *buf = wp_rep_slurp(path, &len);
     if (buf == NULL)
         return 0;
     long v = is_text(buf, len) ? wp_rep_format_version(buf, "# ", format) : -1;
-    if (v != 1) {
-        if (v > 1)
-            wp_rep_problem(&R->c, "%s: format %s %ld is newer than this report tool reads (1); skipped", name,
-                           format, v);
+    if (v != version) {
+        if (v > version)
+            wp_rep_problem(&R->c, "%s: format %s %ld is newer than this report tool reads (%d); skipped", name,
+                           format, v, version);
         else
-            wp_rep_problem(&R->c, "%s: not a waitprof %s file (first line is not \"# %s 1\"); skipped", name,
-                           what, format);
+            wp_rep_problem(&R->c, "%s: not a waitprof %s file (first line is not \"# %s %d\"); skipped", name,
+                           what, format, version);
         free(buf);
         return 0;
     }
@@ -487,12 +479,12 @@ static int read_rank_tsv(struct run *R, struct rinfo *ri, const char *path, cons
 
 static void read_calls(struct run *R, struct rinfo *ri, const char *path, const char *name)
 {
-    read_rank_tsv(R, ri, path, name, "waitprof-calls", "calls", 0, calls_row);
+    read_rank_tsv(R, ri, path, name, WP_FILE_CALLS, 0, calls_row);
 }
 
 static void read_waits(struct run *R, struct rinfo *ri, const char *path, const char *name)
 {
-    if (read_rank_tsv(R, ri, path, name, "waitprof-waits", "waits", 1, waits_row))
+    if (read_rank_tsv(R, ri, path, name, WP_FILE_WAITS, 1, waits_row))
         waits_rank_done(R, ri);
 }
 
@@ -501,19 +493,19 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
     char path[4400], name[4400];
     for (size_t i = 0; i < R->nr; i++) {
         struct rinfo *ri = &R->r[i];
-        snprintf(path, sizeof path, "%s/rank.%d.meta", dir, ri->rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_META));
         snprintf(name, sizeof name, "%s", path);
         read_meta(R, ri, path, name);
-        snprintf(path, sizeof path, "%s/rank.%d.folded", dir, ri->rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_FOLDED));
         snprintf(name, sizeof name, "%s", path);
         read_folded(R, ri, path, name, o->stall_only, NULL);
         /* Older runs and ranks that ended early have no calls or waits
          * file: only the files the directory lists are opened. */
-        snprintf(path, sizeof path, "%s/rank.%d.calls", dir, ri->rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_CALLS));
         snprintf(name, sizeof name, "%s", path);
         if (ri->files & F_CALLS)
             read_calls(R, ri, path, name);
-        snprintf(path, sizeof path, "%s/rank.%d.waits", dir, ri->rank);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_WAITS));
         snprintf(name, sizeof name, "%s", path);
         if (ri->files & F_WAITS)
             read_waits(R, ri, path, name);
@@ -530,8 +522,8 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
     R->cause_rank = -1;
     for (size_t i = 0; i < R->paths.n; i++) {
         const struct path *p = &R->paths.v[i];
-        if (p->c[S_STALL] && (R->main == NULL || p->c[S_STALL] > R->main->c[S_STALL] ||
-                              (p->c[S_STALL] == R->main->c[S_STALL] && strcmp(p->path, R->main->path) < 0)))
+        if (p->c[WP_STATE_STALL] && (R->main == NULL || p->c[WP_STATE_STALL] > R->main->c[WP_STATE_STALL] ||
+                              (p->c[WP_STATE_STALL] == R->main->c[WP_STATE_STALL] && strcmp(p->path, R->main->path) < 0)))
             R->main = p;
     }
     if (R->main) {
@@ -540,7 +532,7 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
             struct rinfo *ri = &R->r[i];
             if (!ri->has_folded)
                 continue;
-            snprintf(path, sizeof path, "%s/rank.%d.folded", dir, ri->rank);
+            snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_FOLDED));
             read_folded(R, ri, path, path, 0, R->main);
             uint64_t all = ri->st[0] + ri->st[1] + ri->st[2];
             double s = all ? (double)ri->main_stall / (double)all : 1, nim = all ? (double)ri->st[0] / all : 0;

@@ -4,14 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "report/summary.h"
 
 /* Paths longer than this many characters are shortened in the middle. */
 enum { SUM_PATH_MAX = 100, SUM_TAIL_MAX = 60, SUM_FN_MAX = 28 };
 
-enum sum_state { SUM_NOT_IN_MPI, SUM_WORK, SUM_STALL, SUM_OTHER, SUM_COUNT };
+/* The MPI states of format/format.h, then "other" for a root frame that is
+ * none of them. */
+enum sum_state { SUM_OTHER = WP_STATE_COUNT, SUM_COUNT };
 
-static const char *const sum_state_names[SUM_COUNT] = {"Not-in-MPI", "MPI-Work", "MPI-Stall", "other"};
+static const char *sum_state_name(int s)
+{
+    return s < WP_STATE_COUNT ? wp_state_name(s) : "other";
+}
 
 /* One call path without its state frame; path points into a folded line. */
 struct sum_path {
@@ -27,10 +33,8 @@ struct sum_list {
 
 static enum sum_state sum_classify(const char *s, size_t len)
 {
-    for (int i = 0; i < SUM_OTHER; i++)
-        if (strlen(sum_state_names[i]) == len && memcmp(sum_state_names[i], s, len) == 0)
-            return (enum sum_state)i;
-    return SUM_OTHER;
+    int st = wp_state_parse(s, len);
+    return st < 0 ? SUM_OTHER : (enum sum_state)st;
 }
 
 static int sum_cmp_path(const void *a, const void *b)
@@ -278,13 +282,13 @@ int wp_summary_write(FILE *out, const struct wp_folded *f, int ranks, int top)
         size_t len = strlen(s);
         const char *semi = memchr(s, ';', len);
         size_t root = semi ? (size_t)(semi - s) : len;
-        enum sum_state st = sum_classify(s, root);
+        int st = sum_classify(s, root);
         per_state[st] += c;
         all += c;
-        struct sum_path p = {semi ? semi + 1 : s + len, semi ? len - root - 1 : 0, c, st == SUM_STALL ? c : 0};
-        if (st == SUM_WORK || st == SUM_STALL)
+        struct sum_path p = {semi ? semi + 1 : s + len, semi ? len - root - 1 : 0, c, st == WP_STATE_STALL ? c : 0};
+        if (st == WP_STATE_WORK || st == WP_STATE_STALL)
             mpi.p[mpi.n++] = p;
-        else if (st == SUM_NOT_IN_MPI)
+        else if (st == WP_STATE_NOT_IN_MPI)
             compute.p[compute.n++] = p;
     }
     sum_rank(&mpi);
@@ -300,7 +304,7 @@ int wp_summary_write(FILE *out, const struct wp_folded *f, int ranks, int top)
     for (int st = 0; st < SUM_COUNT; st++) {
         if (st == SUM_OTHER && per_state[st] == 0)
             break;
-        fprintf(out, "  %-10s  %5.1f%%  %*llu samples\n", sum_state_names[st], sum_pct(per_state[st], all), cw,
+        fprintf(out, "  %-10s  %5.1f%%  %*llu samples\n", sum_state_name(st), sum_pct(per_state[st], all), cw,
                 (unsigned long long)per_state[st]);
     }
     if (all == 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "report/svg.h"
 
 #define WP_SVG_NONE UINT32_MAX
@@ -23,9 +24,14 @@ enum { SVG_W = 1200, SVG_MARGIN = 10, SVG_ROW = 16, SVG_TOP = 80, SVG_BOTTOM = 1
 static const double svg_char_w = 6.7;
 
 /* The three known states come first so they can index the twin arrays. */
-enum svg_state { ST_NOT_IN_MPI, ST_WORK, ST_STALL, ST_OTHER, ST_COUNT };
+/* The MPI states of format/format.h, then "other" for a root frame that is
+ * none of them (a folded file from another tool). */
+enum svg_state { ST_OTHER = WP_STATE_COUNT, ST_COUNT };
 
-static const char *const svg_state_names[ST_COUNT] = {"Not-in-MPI", "MPI-Work", "MPI-Stall", "other"};
+static const char *svg_state_name(int s)
+{
+    return s < WP_STATE_COUNT ? wp_state_name(s) : "other";
+}
 
 /* The fixed colour of each state frame, also used in the legend. */
 static const int svg_state_rgb[ST_COUNT][3] = {{90, 190, 90}, {90, 150, 230}, {230, 80, 70}, {170, 170, 170}};
@@ -99,10 +105,8 @@ static int svg_grow_table(struct svg_tree *t)
 
 static enum svg_state svg_classify(const char *name, size_t len)
 {
-    for (int s = ST_NOT_IN_MPI; s < ST_OTHER; s++)
-        if (strlen(svg_state_names[s]) == len && memcmp(svg_state_names[s], name, len) == 0)
-            return (enum svg_state)s;
-    return ST_OTHER;
+    int s = wp_state_parse(name, len);
+    return s < 0 ? ST_OTHER : (enum svg_state)s;
 }
 
 static uint32_t svg_new_node(struct svg_tree *t, uint32_t parent, const char *name, size_t len, uint32_t hash)
@@ -324,13 +328,13 @@ static void svg_colour(const struct svg_node *n, int rgb[3])
     uint32_t h = svg_hash(0, n->name, n->len);
     int a = (int)(h & 0xff), b = (int)((h >> 8) & 0xff);
     switch (n->state) {
-    case ST_NOT_IN_MPI:
+    case WP_STATE_NOT_IN_MPI:
         rgb[0] = 110 + a * 60 / 255, rgb[1] = 190 + b * 45 / 255, rgb[2] = 80 + a * 50 / 255;
         break;
-    case ST_WORK:
+    case WP_STATE_WORK:
         rgb[0] = 110 + a * 50 / 255, rgb[1] = 160 + b * 50 / 255, rgb[2] = 225 + a * 30 / 255;
         break;
-    case ST_STALL:
+    case WP_STATE_STALL:
         rgb[0] = 230 + b * 25 / 255, rgb[1] = 90 + a * 70 / 255, rgb[2] = 70 + a * 45 / 255;
         break;
     default:
@@ -352,7 +356,7 @@ static void svg_frame(FILE *out, const struct svg_tree *t, const struct svg_draw
     int y = height - SVG_BOTTOM - (int)(n->depth + 1) * SVG_ROW;
     /* Under a state frame every sample is in that state, so the share is
      * all or nothing; the root's share is the whole run's. */
-    uint64_t stall = n->depth == 0 ? svg_tower_total(t, d, ST_STALL) : n->state == ST_STALL ? n->total : 0;
+    uint64_t stall = n->depth == 0 ? svg_tower_total(t, d, WP_STATE_STALL) : n->state == WP_STATE_STALL ? n->total : 0;
     int rgb[3];
     svg_colour(n, rgb);
 
@@ -365,7 +369,7 @@ static void svg_frame(FILE *out, const struct svg_tree *t, const struct svg_draw
         for (int s = 0; s < 3; s++)
             sum += svg_tower_total(t, d, s);
         fprintf(out, "\nall states at this call path: %llu samples (%.1f%% of all), stall share %.1f%%",
-                (unsigned long long)sum, svg_pct(sum, all), svg_pct(svg_tower_total(t, d, ST_STALL), sum));
+                (unsigned long long)sum, svg_pct(sum, all), svg_pct(svg_tower_total(t, d, WP_STATE_STALL), sum));
     }
     fprintf(out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>",
             x, y, w, SVG_ROW - 1, rgb[0], rgb[1], rgb[2]);
@@ -440,7 +444,7 @@ static void svg_document(FILE *out, const struct svg_tree *t, const struct svg_d
                 "<g><rect x=\"%d\" y=\"56\" width=\"14\" height=\"14\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>"
                 "<text x=\"%d\" y=\"67\" font-size=\"12\">%s %.1f%% (%llu)</text></g>\n",
                 lx, svg_state_rgb[st][0], svg_state_rgb[st][1], svg_state_rgb[st][2], lx + 20,
-                svg_state_names[st], svg_pct(per_state[st], all), (unsigned long long)per_state[st]);
+                svg_state_name(st), svg_pct(per_state[st], all), (unsigned long long)per_state[st]);
         lx += 270;
     }
     fprintf(out,
@@ -504,7 +508,7 @@ int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title)
         if (i == 0) {
             /* The state towers hang off the root. */
             for (int s = 0; s < 3; s++)
-                d->twin[s] = svg_find(&t, 0, svg_state_names[s], strlen(svg_state_names[s]));
+                d->twin[s] = svg_find(&t, 0, svg_state_name(s), strlen(svg_state_name(s)));
             continue;
         }
         /* The parent is drawn too: it has at least this frame's samples. */

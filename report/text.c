@@ -38,13 +38,13 @@ static void write_states(FILE *f, const struct run *R)
 {
     uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
     fprintf(f, "%-11s %8s   %-16s %8s   %-16s\n", "state", "overall", "min (rank)", "avg", "max (rank)");
-    for (int s = 0; s < S_N; s++) {
+    for (int s = 0; s < WP_STATE_COUNT; s++) {
         struct mm m;
         wp_rep_state_mm(R, s, &m);
         char a[32], b[32];
         snprintf(a, sizeof a, "%.1f%% (%d)", m.min, m.rmin);
         snprintf(b, sizeof b, "%.1f%% (%d)", m.max, m.rmax);
-        fprintf(f, "%-11s %7.1f%%   %-16s %7.1f%%   %-16s\n", wp_rep_state_names[s],
+        fprintf(f, "%-11s %7.1f%%   %-16s %7.1f%%   %-16s\n", wp_state_name(s),
                 wp_rep_pct(wp_rep_total_samples(R, s), all), a, m.n ? m.sum / (double)m.n : 0, b);
     }
 }
@@ -57,7 +57,7 @@ static void write_main(FILE *f, const struct run *R)
         return;
     }
     fprintf(f, "main waiting call path (%.1f%% of all samples stalled here):\n  ",
-            wp_rep_pct(R->main->c[S_STALL], all));
+            wp_rep_pct(R->main->c[WP_STATE_STALL], all));
     wp_rep_put_path(f, R->main->path, 150);
     fputc('\n', f);
     for (size_t i = 0; i < R->nr; i++) {
@@ -67,7 +67,7 @@ static void write_main(FILE *f, const struct run *R)
         uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
         fprintf(f, "caused by rank %d: it stalls least there (%.1f%% of its samples) and computes most "
                    "(%.1f%% Not-in-MPI); the others wait for it\n",
-                ri->rank, wp_rep_pct(ri->main_stall, a), wp_rep_pct(ri->st[S_NIM], a));
+                ri->rank, wp_rep_pct(ri->main_stall, a), wp_rep_pct(ri->st[WP_STATE_NOT_IN_MPI], a));
     }
 }
 
@@ -79,8 +79,8 @@ static void write_top_paths(FILE *f, const struct run *R, int top)
     fprintf(f, "%8s %7s %8s  %s\n", "stall", "% all", "stall/in", "call path (root first)");
     for (size_t i = 0; i < n && i < (size_t)top; i++) {
         uint64_t here = v[i]->c[0] + v[i]->c[1] + v[i]->c[2];
-        fprintf(f, "%8llu %6.1f%% %7.1f%%  ", (unsigned long long)v[i]->c[S_STALL], wp_rep_pct(v[i]->c[S_STALL], all),
-                wp_rep_pct(v[i]->c[S_STALL], here));
+        fprintf(f, "%8llu %6.1f%% %7.1f%%  ", (unsigned long long)v[i]->c[WP_STATE_STALL], wp_rep_pct(v[i]->c[WP_STATE_STALL], all),
+                wp_rep_pct(v[i]->c[WP_STATE_STALL], here));
         wp_rep_put_path(f, v[i]->path, 110);
         fputc('\n', f);
     }
@@ -216,7 +216,7 @@ static void write_functions(FILE *f, const struct run *R)
 
 void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
-    fprintf(f, "%s\n", REPORT_FORMAT);
+    fprintf(f, "%s\n", WP_FORMAT_REPORT);
     fprintf(f, "waitprof report of %s%s\n\n", R->c.dir, o->stall_only ? " (MPI-Stall samples only)" : "");
     if (o->ranks)
         fprintf(f, "ranks selected: %s\n\n", o->ranks);
@@ -234,8 +234,8 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     qsort(v, R->nr, sizeof *v, wp_rep_rinfo_stall_cmp);
     for (size_t i = 0; i < R->nr && i < (size_t)o->top; i++) {
         uint64_t a = v[i]->st[0] + v[i]->st[1] + v[i]->st[2];
-        fprintf(f, "%6d %7.1f%% %7.1f%% %10.1f%% %10llu  %s\n", v[i]->rank, wp_rep_pct(v[i]->st[S_STALL], a),
-                wp_rep_pct(v[i]->st[S_WORK], a), wp_rep_pct(v[i]->st[S_NIM], a), (unsigned long long)a,
+        fprintf(f, "%6d %7.1f%% %7.1f%% %10.1f%% %10llu  %s\n", v[i]->rank, wp_rep_pct(v[i]->st[WP_STATE_STALL], a),
+                wp_rep_pct(v[i]->st[WP_STATE_WORK], a), wp_rep_pct(v[i]->st[WP_STATE_NOT_IN_MPI], a), (unsigned long long)a,
                 !v[i]->has_meta ? "no meta" : v[i]->partial ? "partial" : "complete");
     }
     free(v);

@@ -12,7 +12,6 @@
 
 #include "report/model.h"
 
-const char *const wp_rep_state_names[S_N] = {"Not-in-MPI", "MPI-Work", "MPI-Stall"};
 
 /* --- problems, memory, files ------------------------------------------------------ */
 
