@@ -271,6 +271,27 @@ long wp_ranks_first(const struct wp_ranks *r, long size)
     return -1;
 }
 
+int wp_range_put(char *buf, size_t cap, long lo, long hi, int first)
+{
+    return hi > lo ? snprintf(buf, cap, "%s%ld-%ld", first ? "" : ",", lo, hi)
+                   : snprintf(buf, cap, "%s%ld", first ? "" : ",", lo);
+}
+
+void wp_rank_ranges(const int *ranks, size_t n, char *buf, size_t cap)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && k < cap;) {
+        size_t j = i;
+        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
+            j++;
+        k += (size_t)wp_range_put(buf + k, cap - k, ranks[i], ranks[j], i == 0);
+        i = j + 1;
+    }
+    if (k >= cap && cap > 4)
+        memcpy(buf + cap - 4, "...", 4);
+}
+
 void wp_ranks_format(const struct wp_ranks *r, long size, char *out, size_t cap)
 {
     size_t n = 0;
@@ -283,10 +304,7 @@ void wp_ranks_format(const struct wp_ranks *r, long size, char *out, size_t cap)
             run = x;
         if (!in && run >= 0) {
             char item[48];
-            if (x - 1 > run)
-                snprintf(item, sizeof item, "%s%ld-%ld", any ? "," : "", run, x - 1);
-            else
-                snprintf(item, sizeof item, "%s%ld", any ? "," : "", run);
+            wp_range_put(item, sizeof item, run, x - 1, !any);
             size_t len = strlen(item);
             if (n + len + 5 > cap) {
                 cut = 1;

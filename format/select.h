@@ -1,8 +1,9 @@
 /* format/select.h — which ranks and which time intervals are sampled.
  *
  * Contract: pure functions (no MPI, no globals, no allocation except where a
- * function says so), shared by the library (runtime/lifecycle.c,
- * sampler/sampler.c) and the unit tests (tests/unit/test_select.c).
+ * function says so), shared by the library (state/config.c, the sampler,
+ * the meta writer), the report tool (--ranks, its rank lists) and the unit
+ * tests (tests/unit/test_select.c).
  *
  * Rank lists (WAITPROF_RANKS): "all", "none", "random:N" or "random:N:SEED",
  * or a comma-separated list of items "A", "A-B" or "A-B:STRIDE" (ranks A,
@@ -65,6 +66,15 @@ long wp_ranks_first(const struct wp_ranks *r, long size);
 /* The selected ranks of 0..size-1 as compressed ranges, "0-3,5,8-9" ("none"
  * when empty); cut with ",..." when longer than cap allows. */
 void wp_ranks_format(const struct wp_ranks *r, long size, char *out, size_t cap);
+
+/* The one spelling of a range of ranks: "lo" or "lo-hi", preceded by a
+ * comma unless first, into buf (snprintf's contract and return value).
+ * Every printer of rank lists (here, the meta file, the report) uses it. */
+int wp_range_put(char *buf, size_t cap, long lo, long hi, int first);
+
+/* A sorted list of n ranks as ranges, "0-122,180-302", into buf; cut with
+ * "..." when longer than cap allows. */
+void wp_rank_ranges(const int *ranks, size_t n, char *buf, size_t cap);
 
 /* A periodic window "every:P,for:D" (seconds, 0 < D <= P).  Returns 0, or -1
  * with a reason in why. */

@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "format/format.h"
+#include "format/select.h"
 #include "report/report.h"
 
 struct wp_folded;
@@ -141,7 +142,7 @@ struct site {
 /* One run directory (see the contract above). */
 struct run {
     struct ctx c;
-    struct ranges want;
+    struct wp_ranks want; /* --ranks (format/select.h) */
     int have_want;
     struct rinfo *r;
     size_t nr, rcap;
@@ -181,8 +182,6 @@ char *wp_rep_slurp(const char *path, size_t *len);
 
 void wp_rep_ranges_add(struct ranges *r, int rank);
 void wp_rep_ranges_print(FILE *f, const struct ranges *r);
-int wp_rep_ranks_parse(const char *s, struct ranges *r);
-int wp_rep_ranges_has(const struct ranges *r, int rank);
 
 void wp_rep_jstr(FILE *f, const char *s);
 void wp_rep_cstr(FILE *f, const char *s);

@@ -54,7 +54,7 @@ static int list_ranks(struct run *R, const char *dir)
                 bit = 1u << b;
         if (bit == 0)
             continue;
-        if (R->have_want && !wp_rep_ranges_has(&R->want, rank))
+        if (R->have_want && !wp_ranks_has(&R->want, rank))
             continue;
         if (R->nr == R->rcap)
             R->r = wp_rep_xrealloc(R->r, (R->rcap = R->rcap ? 2 * R->rcap : 64) * sizeof *R->r);
@@ -594,8 +594,6 @@ void wp_rep_run_free(struct run *R)
     for (size_t i = 0; i < R->c.nproblems; i++)
         free(R->c.problems[i]);
     free(R->c.problems);
-    free(R->want.lo);
-    free(R->want.hi);
 }
 
 int wp_rep_open_run(struct run *R, const char *dir, const struct wp_report_opts *o, FILE *errs)
@@ -604,7 +602,8 @@ int wp_rep_open_run(struct run *R, const char *dir, const struct wp_report_opts 
     R->c.dir = dir;
     R->c.errs = errs;
     if (o->ranks) {
-        if (wp_rep_ranks_parse(o->ranks, &R->want) != 0) {
+        char why[128];
+        if (wp_ranks_parse(o->ranks, &R->want, why, sizeof why) != 0 || R->want.kind == WP_RANKS_RANDOM) {
             if (errs)
                 fprintf(errs, "waitprof report: --ranks %s: give ranks and ranges, e.g. 0-3,7\n", o->ranks);
             return -1;

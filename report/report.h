@@ -46,7 +46,5 @@ int wp_report_dir(const char *dir, const char *outdir, const struct wp_report_op
 int wp_report_diff(const char *a, const char *b, const struct wp_report_opts *o, FILE *out,
                    const char *diff_folded, FILE *errs);
 
-/* Write a sorted list of ranks as ranges, "0-122,180-302", into buf. */
-void wp_rank_ranges(const int *ranks, size_t n, char *buf, size_t cap);
 
 #endif

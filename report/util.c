@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/select.h"
 #include "report/model.h"
 
 
@@ -80,8 +81,8 @@ char *wp_rep_slurp(const char *path, size_t *len)
 }
 
 /* --- rank ranges ---------------------------------------------------------------------
- * All the report's rank-range code: building, printing and parsing lists of
- * ranks as "0-3,7". */
+ * Lists of ranks the report builds as it reads (which ranks share a
+ * figure), printed with the one spelling of format/select.h. */
 
 void wp_rep_ranges_add(struct ranges *r, int rank)
 {
@@ -102,73 +103,15 @@ void wp_rep_ranges_add(struct ranges *r, int rank)
 
 void wp_rep_ranges_print(FILE *f, const struct ranges *r)
 {
+    char item[48];
     for (size_t i = 0; i < r->n; i++) {
-        if (r->lo[i] == r->hi[i])
-            fprintf(f, "%s%d", i ? "," : "", r->lo[i]);
-        else
-            fprintf(f, "%s%d-%d", i ? "," : "", r->lo[i], r->hi[i]);
+        wp_range_put(item, sizeof item, r->lo[i], r->hi[i], i == 0);
+        fputs(item, f);
     }
     if (r->n == 0)
         fputs("none", f);
 }
 
-void wp_rank_ranges(const int *ranks, size_t n, char *buf, size_t cap)
-{
-    size_t k = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && k < cap;) {
-        size_t j = i;
-        while (j + 1 < n && ranks[j + 1] == ranks[j] + 1)
-            j++;
-        int w = ranks[i] == ranks[j] ? snprintf(buf + k, cap - k, "%s%d", i ? "," : "", ranks[i])
-                                     : snprintf(buf + k, cap - k, "%s%d-%d", i ? "," : "", ranks[i], ranks[j]);
-        k += (size_t)w;
-        i = j + 1;
-    }
-    if (k >= cap && cap > 4)
-        memcpy(buf + cap - 4, "...", 4);
-}
-
-/* Parse "0-3,7,9-12" into a sorted list of ranges; -1 on a syntax error. */
-int wp_rep_ranks_parse(const char *s, struct ranges *r)
-{
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10), b;
-        if (end == s || a < 0)
-            return -1;
-        b = a;
-        s = end;
-        if (*s == '-') {
-            b = strtol(s + 1, &end, 10);
-            if (end == s + 1 || b < a)
-                return -1;
-            s = end;
-        }
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-        for (long k = a; k <= b && k < (1L << 30); k++)
-            wp_rep_ranges_add(r, (int)k);
-    }
-    return 0;
-}
-
-int wp_rep_ranges_has(const struct ranges *r, int rank)
-{
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t m = (lo + hi) / 2;
-        if (rank < r->lo[m])
-            hi = m;
-        else if (rank > r->hi[m])
-            lo = m + 1;
-        else
-            return 1;
-    }
-    return 0;
-}
 
 /* --- strings and figures ------------------------------------------------------------ */
 

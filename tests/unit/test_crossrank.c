@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/select.h"
 #include "report/report.h"
 
 static char dir[64];
