@@ -7,13 +7,6 @@
 
 #include "state/config.h"
 
-static const char *const wp_known[] = {
-    "WAITPROF_HZ", "WAITPROF_CLOCK", "WAITPROF_DEPTH", "WAITPROF_RUNTIME_THREADS",
-    "WAITPROF_QUIET", "WAITPROF_OUT", "WAITPROF_THRESHOLD", "WAITPROF_LIB",
-    "WAITPROF_SOURCE", "WAITPROF_ESTIMATE", "WAITPROF_CALLPATH_DEPTH",
-    "WAITPROF_RANKS", "WAITPROF_START", "WAITPROF_STOP", "WAITPROF_WINDOW", "WAITPROF_MEMORY",
-    "WAITPROF_MATRIX", "WAITPROF_LEAN", "WAITPROF_TIMER", NULL};
-
 static void wp_bad(wp_report_t report, const char *var, const char *val, const char *accepts,
                    const char *fallback)
 {
@@ -112,7 +105,7 @@ static int wp_bytes_parse(const char *v, uint64_t *out)
 static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     char why[160], acc[256];
-    const char *v = get("WAITPROF_RANKS");
+    const char *v = get(wp_var_name(WP_VAR_RANKS));
     snprintf(c->ranks_spec, sizeof c->ranks_spec, "all");
     wp_ranks_parse(NULL, &c->ranks, why, sizeof why);
     if (v != NULL) {
@@ -122,13 +115,13 @@ static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t r
             if (strlen(v) >= sizeof c->ranks_spec)
                 snprintf(why, sizeof why, "longer than %zu characters", sizeof c->ranks_spec - 1);
             snprintf(acc, sizeof acc, "all, none, random:N[:SEED] or a list like 0-15,1024,2048-4095:64 (%s)", why);
-            wp_bad(report, "WAITPROF_RANKS", v, acc, "all");
+            wp_bad(report, wp_var_name(WP_VAR_RANKS), v, acc, "all");
             wp_ranks_parse(NULL, &c->ranks, why, sizeof why);
         }
     }
-    c->start_s = wp_real(get, report, "WAITPROF_START", 0, 1e9, 0,
+    c->start_s = wp_real(get, report, wp_var_name(WP_VAR_START), 0, 1e9, 0,
                          "seconds since MPI_Init, a decimal number >= 0");
-    c->stop_s = wp_real(get, report, "WAITPROF_STOP", 0, 1e9, 0,
+    c->stop_s = wp_real(get, report, wp_var_name(WP_VAR_STOP), 0, 1e9, 0,
                         "seconds since MPI_Init, a decimal number > 0 (0: until the end)");
     if (c->stop_s > 0 && c->stop_s <= c->start_s) {
         char line[512];
@@ -139,21 +132,21 @@ static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t r
         report(line);
         c->stop_s = 0;
     }
-    v = get("WAITPROF_WINDOW");
+    v = get(wp_var_name(WP_VAR_WINDOW));
     if (v != NULL && wp_window_parse(v, &c->every_s, &c->for_s, why, sizeof why) != 0) {
         snprintf(acc, sizeof acc, "every:SECONDS,for:SECONDS with 0 < for <= every, e.g. every:300,for:30 (%s)",
                  why);
-        wp_bad(report, "WAITPROF_WINDOW", v, acc, "no periodic window");
+        wp_bad(report, wp_var_name(WP_VAR_WINDOW), v, acc, "no periodic window");
         c->every_s = c->for_s = 0;
     }
     c->memory = WP_MEMORY_DEFAULT;
-    v = get("WAITPROF_MEMORY");
+    v = get(wp_var_name(WP_VAR_MEMORY));
     uint64_t m = 0;
     if (v != NULL) {
         if (wp_bytes_parse(v, &m) == 0 && m >= WP_MEMORY_MIN && m <= WP_MEMORY_MAX)
             c->memory = m;
         else
-            wp_bad(report, "WAITPROF_MEMORY", v, "bytes per rank from 1M to 4G, e.g. 16M (suffixes K, M, G)",
+            wp_bad(report, wp_var_name(WP_VAR_MEMORY), v, "bytes per rank from 1M to 4G, e.g. 16M (suffixes K, M, G)",
                    "16M");
     }
 }
@@ -164,25 +157,25 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     static const char *const timers[] = {"tick", "free", NULL};
     static const char *const bools[] = {"0", "1", NULL};
     memset(c, 0, sizeof *c);
-    c->hz = wp_int(get, report, "WAITPROF_HZ", 1, WP_HZ_MAX, WP_HZ_DEFAULT,
+    c->hz = wp_int(get, report, wp_var_name(WP_VAR_HZ), 1, WP_HZ_MAX, WP_HZ_DEFAULT,
                    "samples per second per thread, a whole number from 1 to 10000");
-    c->cpu_clock = wp_word(get, report, "WAITPROF_CLOCK", clocks, 0, "wall or cpu");
-    c->free_timer = wp_word(get, report, "WAITPROF_TIMER", timers, 0, "tick or free");
-    c->depth = wp_int(get, report, "WAITPROF_DEPTH", 1, WP_DEPTH_DEFAULT, WP_DEPTH_DEFAULT,
+    c->cpu_clock = wp_word(get, report, wp_var_name(WP_VAR_CLOCK), clocks, 0, "wall or cpu");
+    c->free_timer = wp_word(get, report, wp_var_name(WP_VAR_TIMER), timers, 0, "tick or free");
+    c->depth = wp_int(get, report, wp_var_name(WP_VAR_DEPTH), 1, WP_DEPTH_DEFAULT, WP_DEPTH_DEFAULT,
                       "frames kept per sample, a whole number from 1 to 128");
-    c->runtime_threads = wp_word(get, report, "WAITPROF_RUNTIME_THREADS", bools, 0, "0 or 1");
-    c->quiet = wp_word(get, report, "WAITPROF_QUIET", bools, 0, "0 or 1");
-    c->threshold = wp_real(get, report, "WAITPROF_THRESHOLD", 0, 100, 0.5,
+    c->runtime_threads = wp_word(get, report, wp_var_name(WP_VAR_RUNTIME_THREADS), bools, 0, "0 or 1");
+    c->quiet = wp_word(get, report, wp_var_name(WP_VAR_QUIET), bools, 0, "0 or 1");
+    c->threshold = wp_real(get, report, wp_var_name(WP_VAR_THRESHOLD), 0, 100, 0.5,
                            "a percentage of the run time from 0 to 100, e.g. 0.5");
     /* Indices match WP_SOURCE_* (mpit/source.h) plus one: auto is -1. */
     static const char *const sources[] = {"auto", "wrappers", "mpit", "peruse", NULL};
-    c->source = wp_word(get, report, "WAITPROF_SOURCE", sources, 0, "auto, peruse, mpit or wrappers") - 1;
-    c->estimate = wp_word(get, report, "WAITPROF_ESTIMATE", bools, 1, "0 or 1");
-    c->callpath_depth = wp_int(get, report, "WAITPROF_CALLPATH_DEPTH", 1, 16, 1,
+    c->source = wp_word(get, report, wp_var_name(WP_VAR_SOURCE), sources, 0, "auto, peruse, mpit or wrappers") - 1;
+    c->estimate = wp_word(get, report, wp_var_name(WP_VAR_ESTIMATE), bools, 1, "0 or 1");
+    c->callpath_depth = wp_int(get, report, wp_var_name(WP_VAR_CALLPATH_DEPTH), 1, 16, 1,
                                "frames per wait-state call site, a whole number from 1 to 16");
-    c->matrix = wp_word(get, report, "WAITPROF_MATRIX", bools, 0, "0 or 1");
-    c->lean = wp_word(get, report, "WAITPROF_LEAN", bools, 0, "0 or 1");
-    if (c->lean && (c->matrix || (get("WAITPROF_ESTIMATE") && c->estimate))) {
+    c->matrix = wp_word(get, report, wp_var_name(WP_VAR_MATRIX), bools, 0, "0 or 1");
+    c->lean = wp_word(get, report, wp_var_name(WP_VAR_LEAN), bools, 0, "0 or 1");
+    if (c->lean && (c->matrix || (get(wp_var_name(WP_VAR_ESTIMATE)) && c->estimate))) {
         /* Lean wrappers keep no per-call figure (wrap/wrap.h); the request
          * for one cannot be met. */
         report(c->matrix ? "waitprof: WAITPROF_LEAN=1 keeps no per-call figures, so WAITPROF_MATRIX=1 is ignored; "
@@ -192,11 +185,11 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     }
     if (c->lean)
         c->estimate = c->matrix = 0;
-    const char *out = get("WAITPROF_OUT");
+    const char *out = get(wp_var_name(WP_VAR_OUT));
     /* The limit is the one the message states; it leaves room in the 4096-byte
      * path buffers for the ".N" suffix and the file names added later. */
     if (out != NULL && (out[0] == '\0' || strlen(out) >= 4000))
-        wp_bad(report, "WAITPROF_OUT", out, "a directory path shorter than 4000 bytes",
+        wp_bad(report, wp_var_name(WP_VAR_OUT), out, "a directory path shorter than 4000 bytes",
                "./waitprof.<job id or time>");
     else if (out != NULL)
         snprintf(c->out, sizeof c->out, "%s", out);
@@ -210,18 +203,18 @@ void wp_config_check_unknown(char **env, wp_report_t report)
             continue;
         size_t n = strcspn(*e, "=");
         int known = 0;
-        for (int i = 0; wp_known[i]; i++)
-            if (strlen(wp_known[i]) == n && strncmp(*e, wp_known[i], n) == 0)
+        for (int v = 0; v < WP_VAR_COUNT; v++) {
+            const char *name = wp_var_name((enum wp_var)v);
+            if (strlen(name) == n && strncmp(*e, name, n) == 0)
                 known = 1;
+        }
         if (!known) {
-            char line[512];
-            snprintf(line, sizeof line,
-                     "waitprof: unknown variable %.*s ignored; known: WAITPROF_HZ, WAITPROF_CLOCK, "
-                     "WAITPROF_OUT, WAITPROF_DEPTH, WAITPROF_RUNTIME_THREADS, WAITPROF_QUIET, WAITPROF_THRESHOLD, "
-                     "WAITPROF_SOURCE, WAITPROF_ESTIMATE, WAITPROF_CALLPATH_DEPTH, "
-                     "WAITPROF_RANKS, WAITPROF_START, WAITPROF_STOP, WAITPROF_WINDOW, WAITPROF_MEMORY, "
-                     "WAITPROF_MATRIX, WAITPROF_LEAN, WAITPROF_TIMER",
-                     (int)(n > 64 ? 64 : n), *e);
+            char line[640];
+            int k = snprintf(line, sizeof line, "waitprof: unknown variable %.*s ignored; known:",
+                             (int)(n > 64 ? 64 : n), *e);
+            for (int v = 0; v < WP_VAR_COUNT && k > 0 && (size_t)k < sizeof line; v++)
+                k += snprintf(line + k, sizeof line - (size_t)k, "%s %s", v ? "," : "",
+                              wp_var_name((enum wp_var)v));
             report(line);
         }
     }

@@ -16,6 +16,33 @@
 
 #include "format/select.h"
 
+/* Every WAITPROF_* variable, declared once: X(NAME) for WAITPROF_NAME.
+ * The parser reads each by wp_var_name(WP_VAR_NAME); the unknown-variable
+ * warning lists them from here; tests/unit/test_config.c checks that
+ * README.md and doc/waitprof.1 document each one and no other.
+ * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
+#define WP_VARIABLES(X)                                                                                     \
+    X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
+    X(CALLPATH_DEPTH) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
+
+enum wp_var {
+#define WP_X_(id) WP_VAR_##id,
+    WP_VARIABLES(WP_X_)
+#undef WP_X_
+    WP_VAR_COUNT
+};
+
+static inline const char *wp_var_name(enum wp_var v)
+{
+    switch (v) {
+#define WP_X_(id) \
+    case WP_VAR_##id: return "WAITPROF_" #id;
+        WP_VARIABLES(WP_X_)
+#undef WP_X_
+    default: return "";
+    }
+}
+
 #define WP_HZ_DEFAULT 100
 #define WP_HZ_MAX 10000
 #define WP_DEPTH_DEFAULT 128

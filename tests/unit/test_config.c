@@ -8,6 +8,7 @@
  * default; good values are taken as given.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -584,6 +585,48 @@ START_TEST(test_lean)
 }
 END_TEST
 
+/* The variables are declared once (state/config.h, WP_VARIABLES): README.md's
+ * table and waitprof(1) must document each, and waitprof(1) no other. */
+static char *slurp_src(const char *rel)
+{
+    const char *dir = getenv("srcdir");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", rel);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+START_TEST(test_variables_documented)
+{
+    char *readme = slurp_src("README.md"), *man = slurp_src("doc/waitprof.1");
+    for (int v = 0; v < WP_VAR_COUNT; v++) {
+        char row[128];
+        const char *name = wp_var_name((enum wp_var)v);
+        snprintf(row, sizeof row, "`%s`", name);
+        ck_assert_msg(strstr(readme, row) != NULL, "README.md does not document %s", name);
+        ck_assert_msg(strstr(man, name) != NULL, "doc/waitprof.1 does not document %s", name);
+    }
+    for (const char *p = man; (p = strstr(p, "WAITPROF_")) != NULL; p++) {
+        size_t n = 9;
+        while ((p[n] >= 'A' && p[n] <= 'Z') || p[n] == '_')
+            n++;
+        if (n == 9)
+            continue; /* the prefix itself, "WAITPROF_*" */
+        int known = 0;
+        for (int v = 0; v < WP_VAR_COUNT; v++)
+            known |= strlen(wp_var_name((enum wp_var)v)) == n && strncmp(p, wp_var_name((enum wp_var)v), n) == 0;
+        ck_assert_msg(known, "doc/waitprof.1 names %.*s, which state/config.h does not declare", (int)n, p);
+    }
+    free(readme);
+    free(man);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -604,6 +647,7 @@ static Suite *config_suite(void)
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);
     tcase_add_test(tc, test_known_silent);
+    tcase_add_test(tc, test_variables_documented);
     suite_add_tcase(s, tc);
     return s;
 }
