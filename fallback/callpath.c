@@ -26,30 +26,13 @@ struct wp_paths {
     uint32_t used;
     struct wp_path p[WP_PATHS];
 };
-#define WP_MAX_PATH_TABLES WP_MAX_STATS_TABLES
-static struct wp_paths *wp_path_tables[WP_MAX_PATH_TABLES];
-static int wp_npath_tables;
-static __thread struct wp_paths *wp_my_paths __attribute__((tls_model("initial-exec")));
-static __thread int wp_my_paths_failed __attribute__((tls_model("initial-exec")));
+static struct wp_table_list wp_path_list;
 
 __attribute__((noinline)) uintptr_t wp_callpath_site(uintptr_t ret)
 {
-    struct wp_paths *pt = wp_my_paths;
-    if (__builtin_expect(pt == NULL, 0)) {
-        if (wp_my_paths_failed)
-            return ret;
-        void *mem = mmap(NULL, sizeof *pt, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        int i = mem != MAP_FAILED ? __atomic_fetch_add(&wp_npath_tables, 1, __ATOMIC_ACQ_REL) : WP_MAX_PATH_TABLES;
-        if (i >= WP_MAX_PATH_TABLES) {
-            if (mem != MAP_FAILED)
-                munmap(mem, sizeof *pt);
-            wp_my_paths_failed = 1;
-            return ret;
-        }
-        pt = mem;
-        __atomic_store_n(&wp_path_tables[i], pt, __ATOMIC_RELEASE);
-        wp_my_paths = pt;
-    }
+    struct wp_paths *pt = wp_table_mine(WP_TABLE_PATHS, sizeof *pt, &wp_path_list, NULL);
+    if (__builtin_expect(pt == NULL, 0))
+        return ret;
     /* unw_backtrace from normal context, with libunwind's per-thread trace
      * cache.  The sampler's handler uses the same cache; while this thread
      * is in here the handler takes its slow path (wp_self.unwinding), which
@@ -99,9 +82,9 @@ __attribute__((noinline)) uintptr_t wp_callpath_site(uintptr_t ret)
 
 int wp_callpath_get(uintptr_t site, uintptr_t *pcs, int max)
 {
-    int nt = __atomic_load_n(&wp_npath_tables, __ATOMIC_ACQUIRE);
-    for (int t = 0; t < nt && t < WP_MAX_PATH_TABLES; t++) {
-        const struct wp_paths *pt = __atomic_load_n(&wp_path_tables[t], __ATOMIC_ACQUIRE);
+    int nt = wp_table_count(&wp_path_list);
+    for (int t = 0; t < nt; t++) {
+        const struct wp_paths *pt = wp_table_at(&wp_path_list, t);
         if (pt == NULL)
             continue;
         for (uint32_t probe = 0, i = (uint32_t)((uint64_t)site >> 20) & (WP_PATHS - 1); probe < WP_PATHS;

@@ -220,23 +220,23 @@ int wp_estimate_minima(MPI_Comm comm, int rank)
     wp_mins.done = 1;
     /* 1. One table for the rank. */
     uint32_t slots = 4096;
-    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
-    if (ntables > WP_MAX_STATS_TABLES)
-        ntables = WP_MAX_STATS_TABLES;
+    int ntables = wp_table_count(&wp_stats_list);
     uint64_t overflow = 0;
-    for (int t = 0; t < ntables; t++)
-        if (wp_stats_tables[t]) {
-            while (slots < 2 * wp_stats_tables[t]->used * (uint32_t)ntables && slots < (1u << 20))
+    for (int t = 0; t < ntables; t++) {
+        const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
+        if (st) {
+            while (slots < 2 * st->used * (uint32_t)ntables && slots < (1u << 20))
                 slots <<= 1;
-            overflow += wp_stats_tables[t]->overflow;
+            overflow += st->overflow;
         }
+    }
     struct wp_stats *all = wp_stats_create(slots);
     for (size_t i = 0; i < WP_MIN_COUNT; i++)
         lmin[i] = pmin[i] = WP_NO_MIN;
     int ok = all != NULL;
     if (ok) {
         for (int t = 0; t < ntables; t++) {
-            struct wp_stats *st = wp_stats_tables[t];
+            struct wp_stats *st = wp_table_at(&wp_stats_list, t);
             for (uint32_t i = 0; st && i < st->nslots; i++) {
                 const struct wp_cat *c = &st->cats[i];
                 if (c->site == 0 || c->count == 0)
@@ -452,9 +452,9 @@ static void wp_local_minima(void)
         xmin[i] = WP_NO_MIN;
     for (size_t i = 0; i < WP_FN_COUNT; i++)
         fnmin[i] = WP_NO_MIN;
-    int ntables = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
-    for (int t = 0; t < ntables && t < WP_MAX_STATS_TABLES; t++) {
-        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
+    int ntables = wp_table_count(&wp_stats_list);
+    for (int t = 0; t < ntables; t++) {
+        const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         for (uint32_t i = 0; st && i < st->nslots; i++) {
             const struct wp_cat *c = &st->cats[i];
             if (c->site == 0 || c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)

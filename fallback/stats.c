@@ -8,13 +8,10 @@
 #include "state/functions.h"
 #include "state/clock.h"
 
-struct wp_stats *wp_stats_tables[WP_MAX_STATS_TABLES];
-int wp_stats_ntables;
+struct wp_table_list wp_stats_list;
 
 /* Per thread: its table.  Initial-exec like the state record: libwaitprof is
  * loaded at start-up. */
-static __thread struct wp_stats *wp_my_stats __attribute__((tls_model("initial-exec")));
-static __thread int wp_my_stats_failed __attribute__((tls_model("initial-exec")));
 
 /* 2048 categories per thread: a category is a call site of one MPI function
  * with one message-size class, so real codes stay far below. */
@@ -27,15 +24,19 @@ static size_t wp_stats_bytes(uint32_t nslots)
     return sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat) + WP_STATS_MAX_FN * sizeof(uint64_t);
 }
 
+static void wp_stats_setup(struct wp_stats *st, uint32_t nslots)
+{
+    st->nslots = nslots;
+    st->fn_events = (uint64_t *)&st->cats[nslots];
+}
+
 struct wp_stats *wp_stats_create(uint32_t nslots)
 {
     void *mem = mmap(NULL, wp_stats_bytes(nslots), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
         return NULL;
-    struct wp_stats *st = mem;
-    st->nslots = nslots;
-    st->fn_events = (uint64_t *)&st->cats[nslots];
-    return st;
+    wp_stats_setup(mem, nslots);
+    return mem;
 }
 
 uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns, uint64_t early_calls,
@@ -144,23 +145,18 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
 
 __thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
 
+static void wp_stats_init(void *m)
+{
+    wp_stats_setup(m, WP_STATS_SLOTS);
+}
+
 /* The slow path of wp_stats_record(): the thread's first call (reserve its
  * table) and a category other than the last one (probe the table). */
 struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
 {
-    struct wp_stats *st = wp_my_stats;
-    if (__builtin_expect(st == NULL, 0)) {
-        if (wp_my_stats_failed)
-            return NULL;
-        st = wp_stats_create(WP_STATS_SLOTS);
-        int i = st ? __atomic_fetch_add(&wp_stats_ntables, 1, __ATOMIC_ACQ_REL) : WP_MAX_STATS_TABLES;
-        if (i >= WP_MAX_STATS_TABLES) {
-            wp_my_stats_failed = 1;
-            return NULL;
-        }
-        __atomic_store_n(&wp_stats_tables[i], st, __ATOMIC_RELEASE);
-        wp_my_stats = st;
-    }
+    struct wp_stats *st = wp_table_mine(WP_TABLE_STATS, wp_stats_bytes(WP_STATS_SLOTS), &wp_stats_list, wp_stats_init);
+    if (__builtin_expect(st == NULL, 0))
+        return NULL;
     struct wp_cat *c = wp_stats_slot(st, site, fn, sclass, role);
     if (__builtin_expect(c == NULL, 0)) {
         st->overflow++;
@@ -267,8 +263,6 @@ struct wp_req_set {
     uint8_t kind[WP_REQ_WAYS];
     uint8_t next;
 };
-static __thread struct wp_req_set *wp_my_reqs __attribute__((tls_model("initial-exec")));
-static __thread int wp_my_reqs_failed __attribute__((tls_model("initial-exec")));
 
 static inline struct wp_req_set *wp_req_set_of(struct wp_req_set *t, uintptr_t key)
 {
@@ -277,17 +271,15 @@ static inline struct wp_req_set *wp_req_set_of(struct wp_req_set *t, uintptr_t k
 
 void wp_req_put(uintptr_t key, int kind, int persistent)
 {
-    struct wp_req_set *t = wp_my_reqs;
+    struct wp_req_set *t = wp_self.table[WP_TABLE_REQS];
     if (__builtin_expect(t == NULL, 0)) {
-        if (wp_my_reqs_failed || key == 0)
+        if (key == 0)
             return;
-        void *mem = mmap(NULL, WP_REQ_SETS * sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mem == MAP_FAILED) {
-            /* Completion calls then fall back to Late Sender, as without kinds. */
-            wp_my_reqs_failed = 1;
+        /* Without a table, completion calls fall back to Late Sender, as
+         * without kinds. */
+        t = wp_table_claim(WP_TABLE_REQS, WP_REQ_SETS * sizeof *t, NULL, NULL);
+        if (t == NULL)
             return;
-        }
-        wp_my_reqs = t = mem;
     }
     if (key == 0)
         return;
@@ -312,7 +304,7 @@ void wp_req_put(uintptr_t key, int kind, int persistent)
 
 int wp_req_kind(uintptr_t key, int forget)
 {
-    struct wp_req_set *t = wp_my_reqs;
+    struct wp_req_set *t = wp_self.table[WP_TABLE_REQS];
     if (t == NULL || key == 0)
         return 0;
     struct wp_req_set *s = wp_req_set_of(t, key);
@@ -328,7 +320,7 @@ int wp_req_kind(uintptr_t key, int forget)
 
 void wp_req_forget(uintptr_t key)
 {
-    struct wp_req_set *t = wp_my_reqs;
+    struct wp_req_set *t = wp_self.table[WP_TABLE_REQS];
     if (t == NULL || key == 0)
         return;
     struct wp_req_set *s = wp_req_set_of(t, key);

@@ -23,6 +23,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "state/thread.h"
 #include <string.h>
 
 #define WP_SIZE_CLASSES 42   /* 0: no data; k>0: [2^(k-1), 2^k) bytes; 41: >= 1 TiB */
@@ -244,9 +246,9 @@ uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns
 struct wp_stats *wp_stats_create(uint32_t nslots);
 void wp_stats_destroy(struct wp_stats *st);
 
-/* The tables of every thread that recorded a call (for the finalize step). */
-#define WP_MAX_STATS_TABLES 1024
-extern struct wp_stats *wp_stats_tables[WP_MAX_STATS_TABLES];
-extern int wp_stats_ntables;
+/* The tables of every thread that recorded a call (for the finalize step
+ * and the calls writer): wp_table_count() and wp_table_at() of
+ * state/thread.h. */
+extern struct wp_table_list wp_stats_list;
 
 #endif

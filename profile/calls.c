@@ -100,22 +100,18 @@ int wp_calls_write(const char *dir, int rank)
         errno = e;
         return -1;
     }
-    int nt = __atomic_load_n(&wp_stats_ntables, __ATOMIC_ACQUIRE);
-    if (nt > WP_MAX_STATS_TABLES)
-        nt = WP_MAX_STATS_TABLES;
+    int nt = wp_table_count(&wp_stats_list);
     for (int t = 0; t < nt; t++) {
-        const struct wp_stats *st = __atomic_load_n(&wp_stats_tables[t], __ATOMIC_ACQUIRE);
+        const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         for (uint32_t i = 0; st && i < st->nslots; i++) {
             const struct wp_cat *c = &st->cats[i];
             if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && c->count)
                 wp_merge_cat(&all[c->fn], c);
         }
     }
-    int n = __atomic_load_n(&wp_ntraffic_tables, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_TRAFFIC_TABLES)
-        n = WP_MAX_TRAFFIC_TABLES;
+    int n = wp_table_count(&wp_traffic_list);
     for (int i = 0; i < n; i++) {
-        const struct wp_traffic_table *ct = __atomic_load_n(&wp_traffic_tables[i], __ATOMIC_ACQUIRE);
+        const struct wp_traffic_table *ct = wp_table_at(&wp_traffic_list, i);
         for (int fn = 1; ct && fn < WP_FN_COUNT; fn++) {
             struct wp_traffic *a = &all[fn].tr;
             const struct wp_traffic *c = &ct->fn[fn];

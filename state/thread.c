@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -100,6 +101,27 @@ int wp_fn_lookup(const char *symbol)
             break;
     }
     return WP_FN_NONE;
+}
+
+void *wp_table_claim(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list, void (*init)(void *))
+{
+    wp_thread_t *t = &wp_self;
+    if (t->table_failed[kind])
+        return NULL;
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int i = m == MAP_FAILED ? WP_MAX_TABLES : list ? __atomic_fetch_add(&list->n, 1, __ATOMIC_ACQ_REL) : 0;
+    if (i >= WP_MAX_TABLES) {
+        if (m != MAP_FAILED)
+            munmap(m, bytes);
+        t->table_failed[kind] = 1;
+        return NULL;
+    }
+    if (init)
+        init(m);
+    if (list)
+        __atomic_store_n(&list->all[i], m, __ATOMIC_RELEASE);
+    t->table[kind] = m;
+    return m;
 }
 
 int wp_dl_busy;

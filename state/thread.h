@@ -25,6 +25,12 @@
 
 struct wp_store;
 
+/* Per-thread tables: the layers that keep per-call figures without atomics
+ * (the estimator's statistics, call paths and request kinds, the
+ * wrappers' traffic counts) hang one table each off the thread's record.
+ * wp_table_mine() returns it, mapping it on the thread's first use. */
+enum wp_table_kind { WP_TABLE_STATS, WP_TABLE_PATHS, WP_TABLE_REQS, WP_TABLE_TRAFFIC, WP_TABLE_KINDS };
+
 typedef struct wp_thread {
     volatile sig_atomic_t state;   /* WAITPROF_STATE_* */
     volatile int fn;               /* enum wp_fn of the outermost MPI call */
@@ -43,6 +49,8 @@ typedef struct wp_thread {
     volatile int unwinding;        /* a wrapper is inside unw_backtrace (fallback/stats.c,
                                     * call paths): the handler must not use libunwind's
                                     * per-thread trace cache meanwhile */
+    void *table[WP_TABLE_KINDS];   /* this thread's tables, NULL until first used */
+    unsigned char table_failed[WP_TABLE_KINDS]; /* no table of that kind: never retried */
 } wp_thread_t;
 
 extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
@@ -77,6 +85,45 @@ extern volatile int wp_nslots;     /* slots claimed so far (may exceed the array
 
 /* Claim a slot for the calling thread; NULL when all are taken. */
 struct wp_slot *wp_registry_claim(void);
+
+/* Every thread's table of one kind, in the order they were made, for the
+ * writers at the end.  n may exceed the array: the later tables were not
+ * made (their threads' figures are lost, which the writers' callers
+ * count). */
+#define WP_MAX_TABLES WP_MAX_THREADS
+struct wp_table_list {
+    void *all[WP_MAX_TABLES];
+    int n;
+};
+
+/* The first use of a thread's table of a kind: bytes of zeroed memory,
+ * mapped (mmap, not malloc: tables are written from wrappers that may run
+ * inside the allocator's callbacks and are read at an abnormal exit), set
+ * up by init when not NULL, listed in list when not NULL.  Returns NULL,
+ * for good on this thread, when the mapping fails or the list is full.
+ * Normal context. */
+void *wp_table_claim(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list, void (*init)(void *));
+
+/* The calling thread's table of a kind: one TLS load once it exists. */
+static inline void *wp_table_mine(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list,
+                                  void (*init)(void *))
+{
+    void *t = wp_self.table[kind];
+    return __builtin_expect(t != NULL, 1) ? t : wp_table_claim(kind, bytes, list, init);
+}
+
+/* The number of tables in a list and the i-th of them (acquire loads: a
+ * table is listed after it was set up). */
+static inline int wp_table_count(struct wp_table_list *list)
+{
+    int n = __atomic_load_n(&list->n, __ATOMIC_ACQUIRE);
+    return n < WP_MAX_TABLES ? n : WP_MAX_TABLES;
+}
+
+static inline void *wp_table_at(struct wp_table_list *list, int i)
+{
+    return __atomic_load_n(&list->all[i], __ATOMIC_ACQUIRE);
+}
 
 /* The loader-lock guard.  Code that may hold the dynamic loader's lock
  * (dlopen, dlclose, dl_iterate_phdr, waitprof's own dlsym) runs between

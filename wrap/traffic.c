@@ -4,12 +4,10 @@
 
 #include "state/clock.h"
 #include "state/functions.h"
+#include "state/thread.h"
 #include "wrap/traffic.h"
 
-struct wp_traffic_table *wp_traffic_tables[WP_MAX_TRAFFIC_TABLES];
-int wp_ntraffic_tables;
-static __thread struct wp_traffic_table *wp_my_traffic __attribute__((tls_model("initial-exec")));
-static __thread int wp_my_traffic_failed __attribute__((tls_model("initial-exec")));
+struct wp_table_list wp_traffic_list;
 
 uint64_t *wp_mx;
 int wp_mx_size;
@@ -30,23 +28,7 @@ void wp_traffic_init(int rank, int size, int matrix)
 
 static struct wp_traffic_table *wp_traffic_mine(void)
 {
-    struct wp_traffic_table *t = wp_my_traffic;
-    if (__builtin_expect(t != NULL, 1))
-        return t;
-    if (wp_my_traffic_failed)
-        return NULL;
-    void *m = mmap(NULL, sizeof *t, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    int i = m != MAP_FAILED ? __atomic_fetch_add(&wp_ntraffic_tables, 1, __ATOMIC_ACQ_REL) : WP_MAX_TRAFFIC_TABLES;
-    if (i >= WP_MAX_TRAFFIC_TABLES) {
-        if (m != MAP_FAILED)
-            munmap(m, sizeof *t);
-        wp_my_traffic_failed = 1;
-        return NULL;
-    }
-    t = m;
-    __atomic_store_n(&wp_traffic_tables[i], t, __ATOMIC_RELEASE);
-    wp_my_traffic = t;
-    return t;
+    return wp_table_mine(WP_TABLE_TRAFFIC, sizeof(struct wp_traffic_table), &wp_traffic_list, NULL);
 }
 
 /* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,

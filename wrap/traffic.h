@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "state/functions.h"
+#include "state/thread.h"
 
 struct wp_traffic {
     uint64_t bytes_sent, bytes_recv, req_sent, req_recv;
@@ -32,9 +33,8 @@ struct wp_traffic_table {
     struct wp_traffic fn[WP_FN_COUNT];
 };
 
-#define WP_MAX_TRAFFIC_TABLES 1024
-extern struct wp_traffic_table *wp_traffic_tables[WP_MAX_TRAFFIC_TABLES];
-extern int wp_ntraffic_tables;
+/* Every thread's table (state/thread.h, wp_table_count and wp_table_at). */
+extern struct wp_table_list wp_traffic_list;
 
 /* The matrix row: bytes, requests and receive ticks per peer (3 words a
  * peer), wp_mx_size peers; NULL with the matrix off. */

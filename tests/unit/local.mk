@@ -42,7 +42,8 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_stats
 TESTS += tests/unit/test_stats
 tests_unit_test_stats_SOURCES = tests/unit/test_stats.c fallback/stats.c fallback/stats.h state/clock.c \
-	state/clock.h profile/calls.c profile/calls.h wrap/traffic.c wrap/traffic.h
+	state/clock.h profile/calls.c profile/calls.h wrap/traffic.c wrap/traffic.h \
+	state/thread.c state/thread.h
 nodist_tests_unit_test_stats_SOURCES = state/functions.gen.c
 tests_unit_test_stats_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_stats_LDADD = $(CHECK_LIBS)
