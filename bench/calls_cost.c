@@ -1,8 +1,8 @@
 /* bench/calls_cost.c — the instructions the report's per-call recording
- * (profile/calls.h: wp_traffic_send, wp_traffic_recv) adds to a recorded MPI
- * call.  (Until session 4 it also measured wp_calls_record, the report's own
- * per-function statistics; those are now summed from the estimator's
- * categories when rank.R.calls is written.)
+ * (wrap/traffic.h: wp_traffic_send, wp_traffic_recv) adds to a recorded MPI
+ * call.  The per-function statistics of rank.R.calls cost nothing here:
+ * they are summed from the estimator's categories when the file is
+ * written.
  *
  * usage: calls_cost [calls]     (default 100000), one rank
  *

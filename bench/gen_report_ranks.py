@@ -5,7 +5,8 @@ machine cannot run.
 
   gen_report_ranks.py DIR N
 
-The data follow seed 003's ocean example: ranks 0-(N/3-1) and (N/2)-(5N/6-1)
+The data follow the ocean-model example of White's multi-resolution timers
+("It's About Time"): ranks 0-(N/3-1) and (N/2)-(5N/6-1)
 compute little and wait long in MPI_Waitall (their histograms peak at
 10-19 ms), ranks N/3-(N/2-1) compute more (peak at 1-1.9 ms), the last sixth
 are "extra" ranks that mostly wait in MPI_Allreduce (peak at 30-39 ms).  So

@@ -26,7 +26,7 @@
  * and MPI/PMPI is the whole cost of both.  Two communicators are not equally
  * fast to the nanosecond: without a profiler (configuration none), MPI/PMPI
  * read 1.001 and 1.002 in the two placements on Open MPI, but 0.985 and
- * 0.995 (-3 ns) on MPICH, 20 runs each (session 8); with two duplicates,
+ * 0.995 (-3 ns) on MPICH, 20 runs each; with two duplicates,
  * 0.996 and 1.001 on MPICH, 0.993 and 0.996 on Open MPI.  So the none row of a
  * run is the bias to subtract.  The PMPI half still takes SIGPROF samples;
  * the run-to-run comparison with no profiler adds the sampling.

@@ -1,4 +1,5 @@
-/* fallback/estimate.h — wait states by the minimum-duration method (seed 000).
+/* fallback/estimate.h — wait states by the minimum-duration method (Mao et al.,
+ * "Catching Idlers with Ease", EuroMPI 2014; doc/design.md, "Wait states").
  *
  * Contract: wp_estimate_finalize() is collective over comm and runs at
  * MPI_Finalize after sampling stopped.  It merges the threads' statistics

@@ -9,7 +9,7 @@
  * - A category keeps count, sum, min, max, second max of the call durations
  *   (in wp_ticks(), state/clock.h) and a multi-resolution histogram: ten
  *   linear bins per decade of microseconds (0-9 us, 10-99 us in steps of 10,
- *   ...), as in seed 003.
+ *   ...), as in White's multi-resolution timers.
  * - Each thread records into its own fixed table, reserved on its first
  *   recorded call: after that, recording allocates nothing, takes no lock and
  *   calls no MPI function.  When a table is full, further new categories are
@@ -43,7 +43,7 @@ enum wp_role { WP_ROLE_ANY = 0, WP_ROLE_ROOT = 1, WP_ROLE_NONROOT = 2 };
  * that completes sends are different categories with different patterns.
  * WP_ROLE_ANY (0) means "not known" (a request created on another thread,
  * by a call waitprof does not wrap, or evicted from a full table): such
- * calls keep seed 000's default, Late Sender. */
+ * calls keep the minimum-duration method's default, Late Sender. */
 enum wp_rkind {
     WP_RK_RECV = 3,    /* receive (Irecv, Imrecv, Recv_init): Late Sender */
     WP_RK_SEND = 4,    /* any send: no pattern */
@@ -238,7 +238,8 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
 
 /* The minimum-duration estimate of one category: calls complete on entry
  * (early) wait zero; each other call waits its excess over min_ns.  With
- * early_calls = early_sum_ns = 0 this is seed 000's plain formula,
+ * early_calls = early_sum_ns = 0 this is the minimum-duration method's plain
+ * formula,
  * sum - calls x min.  Never negative; 0 when min_ns is unknown (UINT64_MAX). */
 uint64_t wp_estimate_wait(uint64_t sum_ns, uint64_t calls, uint64_t early_sum_ns, uint64_t early_calls,
                           uint64_t min_ns);

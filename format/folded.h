@@ -1,6 +1,6 @@
 /* format/folded.h — folded-stack collections and their text form.
  *
- * Contract (the rules of DESIGN.md §3): a folded line is the frames root
+ * Contract (doc/design.md, "Folded stacks"): a folded line is the frames root
  * first joined by ';', one space, and a positive integer count.  Frame names
  * never contain ';', newlines or other control characters, never contain a
  * space-digit tail that a reader could take for a count, and never end in a

@@ -3,7 +3,7 @@
  * Open MPI's ob1 publishes the performance variable
  * pml_ob1_posted_recvq_length, bound to a communicator: one unsigned per
  * peer, the number of receives from that peer still waiting in the posted
- * queue (DESIGN.md §2).  A receive from a specific source is therefore
+ * queue (doc/sources.md).  A receive from a specific source is therefore
  * stalled while its peer's count is above zero.  MPI_T_pvar_read takes a
  * mutex, so it can never be read from the signal handler: instead, a
  * thread that would block in MPI_Recv, MPI_Wait or MPI_Waitall on such

@@ -1,7 +1,7 @@
 /* mpit/peruse.c — the PERUSE stall source (Open MPI built with
  * --enable-peruse, ob1 PML).
  *
- * What it knows (DESIGN.md §2, and Open MPI 4.1.4's ob1 source): every
+ * What it knows (doc/sources.md, and Open MPI 4.1.4's ob1 source): every
  * point-to-point request of ob1, including the ones collectives post
  * internally, reports REQ_ACTIVATE when it starts (on the thread that
  * starts it), REQ_INSERT_IN_POSTED_Q when a receive waits for its message

@@ -227,7 +227,7 @@ static void wp_iv_put(uint64_t a, uint64_t b, void *arg)
     v->n++;
 }
 
-/* Keys of rank and time selection and of the memory budget (issue 5);
+/* Keys of rank and time selection and of the memory budget;
  * wp_sampler_intervals is arithmetic on fixed arrays, safe here too. */
 static void wp_meta_selection(struct wp_out *o, const struct wp_totals *t)
 {
@@ -287,7 +287,7 @@ int wp_meta_write(const char *dir, int rank, enum wp_end end)
      * no clock, no figures (WAITPROF_LEAN, wrap/wrap.h). */
     wp_ks(&o, wp_meta_key(WP_MK_wrappers), wp_run.cfg.lean ? "lean" : "full");
     wp_ks(&o, wp_meta_key(WP_MK_clock), wp_run.cfg.cpu_clock ? "cpu" : "wall");
-    /* tick: expirations on the kernel's tick of tick_ns (sampler.c); free:
+    /* tick: expirations on the kernel's tick of tick_ns (sampler/timers.c); free:
      * free-running timers (WAITPROF_TIMER=free, a CPU clock, or no usable
      * tick); none: this rank took no samples. */
     wp_ks(&o, wp_meta_key(WP_MK_timer), !wp_run.sampling ? "none" : wp_sampler_tick_ns() ? "tick" : "free");
@@ -309,8 +309,8 @@ int wp_meta_write(const char *dir, int rank, enum wp_end end)
      * timers stop as they should (sampler.h). */
     wp_kv(&o, wp_meta_key(WP_MK_paused_signals), t.paused_signals);
     /* Signals in time START/STOP/WINDOW leave out: about one per thread
-     * and unselected stretch with a wall clock (sampler.c,
-     * wp_skip_unselected); every period with a CPU clock. */
+     * and unselected stretch with a wall clock (sampler/timers.c,
+     * wp_skip_unselected_sig); every period with a CPU clock. */
     wp_kv(&o, wp_meta_key(WP_MK_unselected_signals), t.unselected_signals);
     wp_kv(&o, wp_meta_key(WP_MK_untracked_requests), wp_req_untracked);
     wp_kv(&o, wp_meta_key(WP_MK_handler_calls), t.handler_calls);

@@ -8,7 +8,7 @@
  *   report.json       the same and per-rank values (schema doc/report.schema.json)
  *   ranks.csv, mpi_time.csv, mpi_calls.csv, mpi_bytes_sent.csv,
  *   mpi_requests_sent.csv, mpi_bytes_recv.csv, mpi_requests_recv.csv
- *                     per-rank tables for spreadsheets (seed 004's layout)
+ *                     per-rank tables for spreadsheets (MPInside's layout)
  *   matrix_size.csv, matrix_request.csv, matrix_time.csv
  *                     transfer matrices, when rank.R.matrix files exist
  *   all.folded        the merged folded stacks (loads unchanged in

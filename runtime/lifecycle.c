@@ -272,7 +272,7 @@ static void wp_at_exit(void)
                       wp_run.rank, wp_run.dir, wp_run.rank);
 }
 
-/* --- rank and time selection, the end-of-run summary (issue 5) ---------------- */
+/* --- rank and time selection, the end-of-run summary ----------------------------- */
 
 /* Fit WAITPROF_RANKS to the job.  random:N without a seed draws a seed at
  * rank 0, so that every rank tests its membership against the same set. */

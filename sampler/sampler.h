@@ -11,7 +11,7 @@
  *   stack into the thread's preallocated store (sampler/store.h).  It does
  *   not allocate, lock, or call MPI or dlsym.
  * - With the wall clock the expirations fall on the kernel's tick
- *   (WAITPROF_TIMER=tick, the default; sampler.c says why and how), so all
+ *   (WAITPROF_TIMER=tick, the default; sampler/timers.c says why and how), so all
  *   threads sample at the same instants; WAITPROF_TIMER=free gives each
  *   thread one periodic timer started with it.
  * - wp_sampler_stop() stops every timer and waits until no handler runs;

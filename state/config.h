@@ -73,7 +73,7 @@ struct wp_config {
                           * clock and keep no per-call figures (wrap/wrap.h);
                           * forces estimate and matrix to 0 */
     char out[4096];      /* WAITPROF_OUT, "" when unset */
-    /* Selection and budget (issue 5).  The rank list is checked for syntax
+    /* Selection and budget.  The rank list is checked for syntax
      * here; it is fitted to the job size at MPI_Init (format/select.h). */
     char ranks_spec[256];  /* WAITPROF_RANKS as accepted, "all" by default */
     struct wp_ranks ranks;

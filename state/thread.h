@@ -67,13 +67,13 @@ struct wp_slot {
     int index;                     /* 0 = the thread that called MPI_Init */
     pid_t tid;
     timer_t timer[WP_TICK_TIMERS]; /* its sampling timers, ntimers of them; more
-                                    * than one to stay on the tick (sampler.c) */
+                                    * than one to stay on the tick (sampler/timers.c) */
     int ntimers;
     volatile int armed;            /* timer exists (running unless disarmed) */
     volatile int disarmed;         /* stopped for MPI_Pcontrol(0), by its own thread */
     uint64_t grid_ns;              /* CLOCK_MONOTONIC time of a point of the thread's
                                     * sampling grid at its current period
-                                    * (sampler.c, wp_arm_in) */
+                                    * (sampler/timers.c, wp_arm_in_sig) */
     volatile sig_atomic_t in_handler;
     struct wp_store *store;        /* preallocated; survives the thread */
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check folded-stack files against the rules of DESIGN.md section 3 and
+"""Check folded-stack files against the rules of format/folded.h and
 answer the questions the integration tests ask of them.
 
   folded.py check FILE...            exit 1 with a message on the first broken rule

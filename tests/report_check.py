@@ -91,7 +91,7 @@ def consistency(d):
     allst = folded_states(os.path.join(d, "all.folded"))
     if allst != tot:
         fail("all.folded state totals %s, the ranks' files %s" % (allst, tot))
-    # 2. Per MPI function: the seed-003 figures from the ranks' calls files.
+    # 2. Per MPI function: the multi-resolution timer figures from the ranks' calls files.
     per = {r: calls_rows(os.path.join(d, "rank.%d.calls" % r)) for r in ranks
            if os.path.exists(os.path.join(d, "rank.%d.calls" % r))}
     times = {int(r["rank"]): r for r in load_csv(os.path.join(d, "mpi_time.csv"))}

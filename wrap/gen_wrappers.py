@@ -138,7 +138,8 @@ def record_args(cls, names):
     return size, role
 
 
-# The remedy for the estimator's weak spot (seed 000, 4.1.1): a completion
+# The remedy for the estimator's weak spot (its known Late Sender
+# overestimate, doc/design.md "Wait states"): a completion
 # call whose requests are already complete cannot have waited.  Before
 # waiting, the matching test is tried: the standard guarantees that a test
 # that reports "not complete" modifies no request, and one that reports

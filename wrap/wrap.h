@@ -38,7 +38,7 @@
 #define WP_API __attribute__((visibility("default"), section("wp_wrap_text")))
 /* The lean and full forms of a C wrapper (wrap/gen_wrappers.py): in the same
  * section, so the sampler takes their frames for the MPI call as it does
- * the exported wrapper's (sampler/sampler.c), and named wp_lean_<MPI name>
+ * the exported wrapper's (sampler/handler.c), and named wp_lean_<MPI name>
  * and wp_full_<MPI name>, which wp_fn_lookup() reads as the MPI name. */
 #define WP_WRAP_FORM static __attribute__((noinline, section("wp_wrap_text")))
 
@@ -208,8 +208,8 @@ static inline int wp_frole(const void *root, const void *comm)
 
 /* Settle the samples of a recorded call (at most once per sample period,
  * so out of the way of the recording path).  A sample is Stall when it
- * came more than the category's minimum before the call's end (seed 000's
- * rule).  Point-to-point categories take the process-local minimum so far;
+ * came more than the category's minimum before the call's end (the
+ * minimum-duration rule).  Point-to-point categories take the process-local minimum so far;
  * collective ones the global minimum over all ranks, which exists only at
  * MPI_Finalize: their samples are held until then (a rank that waits in
  * every call has only waits for its own minimum).  Calls complete on entry
@@ -227,7 +227,8 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
 
 /* Record the call and settle the samples taken during it: a sample whose
  * offset from the entry is below (duration - minimum so far) was taken
- * while the call was waiting (seed 000's rule, applied to samples). */
+ * while the call was waiting (the minimum-duration rule, applied to
+ * samples). */
 /* always_inline: GCC's own choice differs between wrappers and builds.
  * Callgrind, instructions per recorded zero-byte MPI_Sendrecv
  * (bench/record_cost.c): Open MPI 261 with it, 294 without; MPICH 402 with,

@@ -83,7 +83,7 @@ tests_mpi_ws_source_LDADD = -lpthread
 print-src-tests:
 	@echo $(WP_SRC_TESTS)
 .PHONY: print-src-tests
-# Rank and time selection, the memory budget (issue 5).
+# Rank and time selection, the memory budget.
 check_PROGRAMS += tests/mpi/select
 tests_mpi_select_SOURCES = tests/mpi/select.c
 tests_mpi_select_CFLAGS = $(WP_TEST_CFLAGS)

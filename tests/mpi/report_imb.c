@@ -6,7 +6,8 @@
  * their MPI_Allreduce hardly waits, which gives the wait-state estimator a
  * minimum that is not itself a wait (without it, on an MPI without a stall
  * source, every call of a rank waits about equally and the estimator's
- * per-rank minimum hides the waits: seed 000's weak spot).
+ * per-rank minimum hides the waits: the minimum-duration method's weak
+ * spot).
  *
  * Each of ITER iterations: rank r computes (r + 1) x DELAY in work(), then
  * every rank calls MPI_Allreduce from exchange().  The highest rank computes

@@ -67,7 +67,7 @@ run_with 'no profile will be written' WAITPROF_OUT=/dev/null/x TMPDIR=/proc/nope
 run_with '' "WAITPROF_OUT=$WP_TMP/a/b/c" WAITPROF_QUIET=0
 [ -f "$WP_TMP/a/b/c/all.folded" ] || wp_fail "missing output directory not created"
 
-# Rank and time selection, memory budget (issue 5).  The job has 2 ranks.
+# Rank and time selection, memory budget.  The job has 2 ranks.
 for v in abc '' -3 5-2 1,,2 random:0 random:x 0-9:0; do
     run_with 'WAITPROF_RANKS.*all, none, random:N.*using all' "$o-r" "WAITPROF_RANKS=$v"
 done

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The cross-rank report of a synthetic 3 000-rank run
-# (bench/gen_report_ranks.py: three groups of ranks laid out as seed 003's
-# ocean example): rank lists come out as ranges, the 3 000 histograms of a
+# (bench/gen_report_ranks.py: three groups of ranks laid out as the ocean
+# example of White's multi-resolution timers): rank lists come out as ranges, the 3 000 histograms of a
 # function reduce to three groups, the sums are exact, and report.json
 # validates.  No MPI run and no timing: doc/performance.md has the figures at
 # 100 000 ranks.

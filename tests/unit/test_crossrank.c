@@ -1,6 +1,6 @@
-/* tests/unit/test_crossrank.c — the cross-rank reductions of report/report.c
+/* tests/unit/test_crossrank.c — the cross-rank reductions of report/
  * on small hand-written run directories whose every figure is known:
- * rank lists as ranges, the seed-003 detail block (events, longest and
+ * rank lists as ranges, the multi-resolution timers' detail block (events, longest and
  * second-longest event with rank and event number, shortest, averages,
  * totals), histograms grouped by their fullest bin, the state shares, the
  * main waiting call path and its cause, the wait-state sums and the

@@ -127,7 +127,7 @@ END_TEST
 
 START_TEST(test_wait_formula)
 {
-    /* Plain (seed 000): sum - n x min. */
+    /* The minimum-duration method's plain formula: sum - n x min. */
     ck_assert_uint_eq(wp_estimate_wait(1000, 10, 0, 0, 20), 800);
     ck_assert_uint_eq(wp_estimate_wait(100, 10, 0, 0, 20), 0); /* never negative */
     ck_assert_uint_eq(wp_estimate_wait(1000, 10, 0, 0, UINT64_MAX), 0);
