@@ -357,7 +357,7 @@ int wp_window_parse(const char *s, double *every, double *dur, char *why, size_t
     return 0;
 }
 
-uint64_t wp_window_pieces(const struct wp_timesel *t, uint64_t from, uint64_t to,
+uint64_t wp_window_pieces_sig(const struct wp_timesel *t, uint64_t from, uint64_t to,
                           void (*fn)(uint64_t a, uint64_t b, void *arg), void *arg)
 {
     uint64_t lo = from > t->start_ns ? from : t->start_ns;

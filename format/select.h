@@ -13,7 +13,7 @@
  *
  * Time selection: WAITPROF_START / WAITPROF_STOP are seconds since MPI_Init
  * (STOP 0 = no stop); WAITPROF_WINDOW "every:P,for:D" samples the first D
- * seconds of every P seconds counted from START.  wp_window_on() tells
+ * seconds of every P seconds counted from START.  wp_window_on_sig() tells
  * whether a time is selected; it only does arithmetic on its arguments, so
  * the SIGPROF handler may call it.
  */
@@ -86,7 +86,7 @@ struct wp_timesel {
     uint64_t every_ns, for_ns;  /* every 0: no periodic window */
 };
 
-static inline int wp_window_on(const struct wp_timesel *t, uint64_t since_init_ns)
+static inline int wp_window_on_sig(const struct wp_timesel *t, uint64_t since_init_ns)
 {
     if (since_init_ns < t->start_ns || (t->stop_ns && since_init_ns >= t->stop_ns))
         return 0;
@@ -96,7 +96,7 @@ static inline int wp_window_on(const struct wp_timesel *t, uint64_t since_init_n
 /* The first selected instant at or after at, or UINT64_MAX when nothing
  * is selected from at on.  Arithmetic only (the SIGPROF handler calls
  * it). */
-static inline uint64_t wp_window_next(const struct wp_timesel *t, uint64_t at)
+static inline uint64_t wp_window_next_sig(const struct wp_timesel *t, uint64_t at)
 {
     uint64_t x = at < t->start_ns ? t->start_ns : at;
     if (t->every_ns && (x - t->start_ns) % t->every_ns >= t->for_ns)
@@ -106,7 +106,7 @@ static inline uint64_t wp_window_next(const struct wp_timesel *t, uint64_t at)
 
 /* Intersect [from, to) with the time selection and call fn(a, b, arg) for
  * every selected piece, in order.  Returns the selected nanoseconds. */
-uint64_t wp_window_pieces(const struct wp_timesel *t, uint64_t from, uint64_t to,
+uint64_t wp_window_pieces_sig(const struct wp_timesel *t, uint64_t from, uint64_t to,
                           void (*fn)(uint64_t a, uint64_t b, void *arg), void *arg);
 
 #endif

@@ -76,7 +76,7 @@ void wp_req_unawait(uintptr_t id, int me);
  * (serial), and the call cannot return before they complete, so
  * wp_req_mine_clear() at its end forgets them all without a lookup.
  * The set counts its posted requests in nposted, which the thread's own
- * SIGPROF handler reads (wp_src_stalled): the thread stalls while it is
+ * SIGPROF handler reads (wp_src_stalled_sig): the thread stalls while it is
  * above zero, as while its wp_req_stall[] counter is.
  * wp_req_mine_activate() takes a request started by the call (posted as
  * for wp_req_activate) and returns 1, or 0 when not serial or the set is

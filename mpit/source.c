@@ -107,7 +107,7 @@ void wp_src_release(void)
     wp_src_nheld = 0;
 }
 
-int wp_src_stalled(void)
+int wp_src_stalled_sig(void)
 {
     if (!wp_self.src_seen)
         return -1;

@@ -80,7 +80,7 @@ static inline void wp_src_leave(wp_thread_t *t)
 }
 /* Did the source classify this thread's current call, and is it waiting?
  * Async-signal-safe: TLS loads and one load from a static array. */
-int wp_src_stalled(void);
+int wp_src_stalled_sig(void);
 
 /* Samples classified by a runtime source (sampler/store.h counts them). */
 

@@ -1,5 +1,5 @@
 /* profile/partial.c — see profile/partial.h.  Everything reachable from
- * wp_meta_write() and wp_partial_write_folded() is async-signal-safe:
+ * wp_meta_write_sig() and wp_partial_write_folded_sig() is async-signal-safe:
  * open, write, close (POSIX list), and this file's own formatting on stack
  * buffers.  No stdio, no malloc. */
 #include <errno.h>
@@ -182,7 +182,7 @@ void wp_totals_collect(struct wp_totals *t)
         /* Samples still held for a call in progress (only at an abnormal
          * end: a call's end settles its samples): the partial folded file
          * writes them, so they are counted as samples, classified by the
-         * estimator's rule (wp_partial_write_folded). */
+         * estimator's rule (wp_partial_write_folded_sig). */
         if (s->pending) {
             uint64_t stall, held = wp_pending_split(s->pending, 0, UINT64_MAX, &stall);
             t->samples += held;
@@ -262,7 +262,7 @@ static void wp_meta_selection(struct wp_out *o, const struct wp_totals *t)
     wp_kv(o, wp_meta_key(WP_MK_pcontrol_toggles_lost), lost);
 }
 
-int wp_meta_write(const char *dir, int rank, enum wp_end end)
+int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
 {
     struct wp_out o;
     if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_META)) != 0)
@@ -347,7 +347,7 @@ static void wp_put_frame(struct wp_out *o, uintptr_t ip)
 {
     char name[104];
     uintptr_t base;
-    if (wp_cfi_object(ip, &base, name, sizeof name) == 0) {
+    if (wp_cfi_object_sig(ip, &base, name, sizeof name) == 0) {
         for (char *p = name; *p; p++)
             if (*p == ';' || *p == ' ')
                 *p = '_';
@@ -452,7 +452,7 @@ static void wp_heapsort(struct wp_pline *v, size_t n)
     }
 }
 
-int wp_partial_write_folded(const char *dir, int rank)
+int wp_partial_write_folded_sig(const char *dir, int rank)
 {
     struct wp_out o;
     if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_FOLDED)) != 0)

@@ -1,11 +1,11 @@
 /* profile/partial.h — the per-rank files, written safely even from a signal.
  *
  * Contract:
- * - wp_meta_write() writes rank.R.meta: one "key=value" a line, the run's
+ * - wp_meta_write_sig() writes rank.R.meta: one "key=value" a line, the run's
  *   settings and this rank's counters, and "status=" saying whether the
  *   profile is complete or partial and why (format/format.h, wp_end).  It formats with its own code and
  *   writes with open/write/close only, so it is async-signal-safe.
- * - wp_partial_write_folded() writes rank.R.folded from the stores without
+ * - wp_partial_write_folded_sig() writes rank.R.folded from the stores without
  *   symbol tables: frames are "module+0xOFFSET" (from the unwinder's table of
  *   loaded objects, sampler/unwind.h, rebuilt in normal context at start-up
  *   and after each dlopen and dlclose) and the MPI call frame is named from
@@ -34,7 +34,7 @@ void wp_totals_collect(struct wp_totals *t);
 
 /* Reserve the memory the signal-time writer sorts in (normal context). */
 void wp_partial_reserve(void);
-int wp_meta_write(const char *dir, int rank, enum wp_end end);
-int wp_partial_write_folded(const char *dir, int rank);
+int wp_meta_write_sig(const char *dir, int rank, enum wp_end end);
+int wp_partial_write_folded_sig(const char *dir, int rank);
 
 #endif

@@ -93,7 +93,8 @@ void wp_rep_write_matrix(FILE *f, struct run *R, int col)
         const char *name = path;
         size_t len;
         char *buf = wp_rep_slurp(path, &len);
-        if (buf && wp_rep_format_version(buf, "# ", wp_file_format(WP_FILE_MATRIX)) == wp_file_version(WP_FILE_MATRIX)) {
+        if (buf &&
+            wp_rep_format_version(buf, "# ", wp_file_format(WP_FILE_MATRIX)) == wp_file_version(WP_FILE_MATRIX)) {
             size_t bad = 0;
             for (char *line = strchr(buf, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
                 unsigned long long x[4];

@@ -27,7 +27,8 @@ void wp_rep_write_diff_folded(FILE *f, const struct run *R)
     qsort(v, k, sizeof *v, str_cmp);
     for (size_t i = 0; i < k; i++) {
         const struct path *p = wp_rep_pmap_get((struct pmap *)&R->paths, v[i], strlen(v[i]));
-        fprintf(f, "%s %llu %llu\n", p->path, (unsigned long long)p->c[WP_STATE_WORK], (unsigned long long)p->c[WP_STATE_STALL]);
+        fprintf(f, "%s %llu %llu\n", p->path, (unsigned long long)p->c[WP_STATE_WORK],
+                (unsigned long long)p->c[WP_STATE_STALL]);
     }
     free(v);
 }
@@ -77,7 +78,8 @@ int wp_rep_report_diff(const char *da, const char *db, const struct wp_report_op
     qsort(v, u.n, 2 * sizeof *v, diff_cmp);
     fprintf(out, "%s\nwaitprof report --diff: MPI-Stall per call path, A = %s (%llu samples), B = %s (%llu samples)\n",
             WP_FORMAT_REPORT, da, (unsigned long long)ta, db, (unsigned long long)tb);
-    fprintf(out, "%9s %9s %9s %9s  %s\n", "A stall", "B stall", "A % all", "B % all", "call path (largest change first)");
+    fprintf(out, "%9s %9s %9s %9s  %s\n", "A stall", "B stall", "A % all", "B % all",
+            "call path (largest change first)");
     for (size_t i = 0; i < u.n && i < (size_t)o.top; i++) {
         const struct path *p = &u.v[(size_t)v[2 * i]];
         fprintf(out, "%9llu %9llu %8.1f%% %8.1f%%  %s ", (unsigned long long)p->c[0], (unsigned long long)p->c[1],

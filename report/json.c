@@ -157,8 +157,9 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
         fprintf(f, "%s\n {\"rank\":%d,\"status\":\"%s\",\"samples\":%llu,\"not_in_mpi\":%llu,\"work\":%llu,"
                    "\"stall\":%llu,\"duration_s\":%.9f,\"main_wait_stall\":%llu,\"functions\":{",
                 i ? "," : "", ri->rank, !ri->has_meta ? "unknown" : ri->partial ? "partial" : "complete",
-                (unsigned long long)(ri->st[0] + ri->st[1] + ri->st[2]), (unsigned long long)ri->st[WP_STATE_NOT_IN_MPI],
-                (unsigned long long)ri->st[WP_STATE_WORK], (unsigned long long)ri->st[WP_STATE_STALL], ri->duration_ns * 1e-9,
+                (unsigned long long)(ri->st[0] + ri->st[1] + ri->st[2]),
+                (unsigned long long)ri->st[WP_STATE_NOT_IN_MPI], (unsigned long long)ri->st[WP_STATE_WORK],
+                (unsigned long long)ri->st[WP_STATE_STALL], ri->duration_ns * 1e-9,
                 (unsigned long long)ri->main_stall);
         /* R->rf is in rank order: the rows of this rank follow each other. */
         int first = 1;

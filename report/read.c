@@ -522,8 +522,8 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
     R->cause_rank = -1;
     for (size_t i = 0; i < R->paths.n; i++) {
         const struct path *p = &R->paths.v[i];
-        if (p->c[WP_STATE_STALL] && (R->main == NULL || p->c[WP_STATE_STALL] > R->main->c[WP_STATE_STALL] ||
-                              (p->c[WP_STATE_STALL] == R->main->c[WP_STATE_STALL] && strcmp(p->path, R->main->path) < 0)))
+        uint64_t st = p->c[WP_STATE_STALL], best = R->main ? R->main->c[WP_STATE_STALL] : 0;
+        if (st && (R->main == NULL || st > best || (st == best && strcmp(p->path, R->main->path) < 0)))
             R->main = p;
     }
     if (R->main) {

@@ -79,8 +79,8 @@ static void write_top_paths(FILE *f, const struct run *R, int top)
     fprintf(f, "%8s %7s %8s  %s\n", "stall", "% all", "stall/in", "call path (root first)");
     for (size_t i = 0; i < n && i < (size_t)top; i++) {
         uint64_t here = v[i]->c[0] + v[i]->c[1] + v[i]->c[2];
-        fprintf(f, "%8llu %6.1f%% %7.1f%%  ", (unsigned long long)v[i]->c[WP_STATE_STALL], wp_rep_pct(v[i]->c[WP_STATE_STALL], all),
-                wp_rep_pct(v[i]->c[WP_STATE_STALL], here));
+        uint64_t st = v[i]->c[WP_STATE_STALL];
+        fprintf(f, "%8llu %6.1f%% %7.1f%%  ", (unsigned long long)st, wp_rep_pct(st, all), wp_rep_pct(st, here));
         wp_rep_put_path(f, v[i]->path, 110);
         fputc('\n', f);
     }
@@ -235,7 +235,8 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     for (size_t i = 0; i < R->nr && i < (size_t)o->top; i++) {
         uint64_t a = v[i]->st[0] + v[i]->st[1] + v[i]->st[2];
         fprintf(f, "%6d %7.1f%% %7.1f%% %10.1f%% %10llu  %s\n", v[i]->rank, wp_rep_pct(v[i]->st[WP_STATE_STALL], a),
-                wp_rep_pct(v[i]->st[WP_STATE_WORK], a), wp_rep_pct(v[i]->st[WP_STATE_NOT_IN_MPI], a), (unsigned long long)a,
+                wp_rep_pct(v[i]->st[WP_STATE_WORK], a), wp_rep_pct(v[i]->st[WP_STATE_NOT_IN_MPI], a),
+                (unsigned long long)a,
                 !v[i]->has_meta ? "no meta" : v[i]->partial ? "partial" : "complete");
     }
     free(v);

@@ -193,8 +193,8 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
         wp_sampler_stop();
         wp_run.end_ns = wp_now_ns();
         enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
-        wp_partial_write_folded(wp_run.dir, wp_run.rank);
-        wp_meta_write(wp_run.dir, wp_run.rank, why);
+        wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_meta_write_sig(wp_run.dir, wp_run.rank, why);
     }
     struct sigaction *old = &wp_old_term[idx];
     if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
@@ -244,18 +244,18 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * launcher kills the other ranks as soon as one exits): first leave the
      * quick unsymbolized profile, then replace it by the symbolized one. */
     if (status != WP_END_COMPLETE) {
-        wp_partial_write_folded(wp_run.dir, wp_run.rank);
-        wp_meta_write(wp_run.dir, wp_run.rank, status);
+        wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_meta_write_sig(wp_run.dir, wp_run.rank, status);
     }
     if (wp_profile_build(mine) != 0 || wp_profile_write_rank(wp_run.dir, wp_run.rank, mine) != 0) {
         wp_log_always("waitprof: rank %d: symbolized profile not written (%s); writing raw frames",
                       wp_run.rank, strerror(errno));
-        wp_partial_write_folded(wp_run.dir, wp_run.rank);
+        wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
     }
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
-    if (wp_meta_write(wp_run.dir, wp_run.rank, status) != 0)
+    if (wp_meta_write_sig(wp_run.dir, wp_run.rank, status) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.meta (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
 }
@@ -466,7 +466,7 @@ void wp_hook_init(int rc)
     wp_source_select(wp_run.cfg.source, wp_report);
     /* The handler asks the source through a hook (state/hooks.h), so the
      * sampler does not depend on the stall sources. */
-    wp_hook_stalled = wp_src_stalled;
+    wp_hook_stalled = wp_src_stalled_sig;
     /* After the calibration: the estimator's histogram edges are in ticks. */
     wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
     wp_run.start_ns = wp_now_ns();

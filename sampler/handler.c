@@ -82,10 +82,10 @@ static __attribute__((noinline)) int wp_unwind_sig(void *ucv, uintptr_t *out, in
          * (wrap/wrap.h): its PC is checked to be a wrapper's, so a frame
          * recorded by anything else is never trusted. */
         if (wp_self.depth > 0 && wp_is_wrapper_ip(wp_self.call_pc))
-            k = wp_cfi_unwind_from(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, wp_self.call_pc, wp_self.call_cfa,
+            k = wp_cfi_unwind_from_sig(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, wp_self.call_pc, wp_self.call_cfa,
                                    out, max, trunc);
         if (k < 0)
-            k = wp_cfi_unwind(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc);
+            k = wp_cfi_unwind_sig(uc, wp_cfi_mine, wp_stack_lo, wp_stack_hi, out, max, trunc);
     }
     if (k < 0) {
         *lib = 1;
@@ -103,7 +103,62 @@ static __attribute__((noinline)) int wp_unwind_sig(void *ucv, uintptr_t *out, in
     return k;
 }
 
-/* The SIGPROF handler.  What it calls, and why each is safe here:
+/* Step 1: how many configured periods this signal stands for, 0 when none
+ * of them is selected.  A signal with overruns stands for w expirations
+ * over the last w periods, not all now (a thread that was not scheduled
+ * gets them late, in one signal).  With a time selection
+ * (START/STOP/WINDOW) only those that fall into the selected time count:
+ * the selected part of that span, in periods, rounded; a signal that finds
+ * none moves its own timer past the unselected stretch.  Each expiration
+ * stands for stride configured periods.  Arithmetic, clock_gettime and
+ * timer_settime only. */
+static uint64_t wp_sample_weight_sig(struct wp_slot *slot, struct wp_store *s, const siginfo_t *si)
+{
+    uint64_t w = si->si_overrun > 0 ? (uint64_t)si->si_overrun + 1 : 1;
+    uint32_t stride = s->stride ? s->stride : 1;
+    if (wp_smp_has_tsel) {
+        uint64_t t0 = wp_now_ns();
+        uint64_t period = wp_smp_period_ns * stride, rel = t0 - wp_smp_cfg.t0_ns, span = w * period;
+        uint64_t in = wp_window_pieces_sig(&wp_smp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
+        w = (in + period / 2) / period;
+        if (w == 0) {
+            s->unselected_signals++;
+            wp_skip_unselected_sig(slot, s, rel, period);
+            return 0;
+        }
+    }
+    return w * stride;
+}
+
+/* Step 3: hold a sample of a call that may wait until the call returns and
+ * Work and Stall can be told apart (wp_sampler_settle): the call's stack is
+ * kept once, each sample as its offset from the call's entry.  Returns 0
+ * when the call already holds WP_PENDING_MAX samples: it is waiting, and
+ * only its last (minimum duration) can be work, so the caller stores this
+ * one as Stall.  Stores into the thread's preallocated pending buffer. */
+static int wp_hold_sig(struct wp_store *s, const uintptr_t *ips, int n, int fn, uint64_t w)
+{
+    struct wp_pending *p = s->pending;
+    if (p->n >= WP_PENDING_MAX)
+        return 0;
+    if (p->n == 0) {
+        memcpy(p->ips, ips, (size_t)n * sizeof *ips);
+        p->depth = (uint16_t)n;
+        p->fn = (uint16_t)fn;
+        p->enter = wp_self.enter_ticks;
+    }
+    p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
+    p->weight[p->n] = (uint32_t)w;
+    p->n++;
+    wp_self.has_pending = 1;
+    return 1;
+}
+
+/* The SIGPROF handler, in steps: is this a sample at all (a wake-up, a
+ * pause, sampling stopped), its weight (step 1), the stack (step 2,
+ * wp_unwind_sig), the state: from the record, from the stall source, or
+ * held until the call returns (step 3), and into the store (step 4).
+ * What it calls, and why each is safe here:
  * - wp_self (TLS): initial-exec, see state/thread.h.
  * - wp_ticks / wp_ticks_duration_ns: an rdtsc and arithmetic on globals
  *   (state/clock.h); clock_gettime, async-signal-safe by POSIX, only with
@@ -112,14 +167,14 @@ static __attribute__((noinline)) int wp_unwind_sig(void *ucv, uintptr_t *out, in
  *   unwind tables, this thread's cache and its stack), else libunwind local
  *   unwinding (see above), no malloc; the loader lock case is excluded by
  *   wp_dl_held().
- * - wp_store_add_bounded / wp_store_handler_time: own code on preallocated
- *   memory.
+ * - wp_store_add_sig / wp_store_handler_time_sig / wp_hold_sig: own code on
+ *   preallocated memory.
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
- *   wp_src_stalled), which reads this thread's TLS and a static counter
+ *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.
- * - wp_slow_down_sig, wp_pause_own_sig, wp_resume_own_sig, wp_skip_unselected_sig:
- *   timer_settime, async-signal-safe by POSIX (see wp_arm_in_sig); the
- *   window arithmetic of format/select.h.
+ * - wp_slow_down_sig, wp_pause_own_sig, wp_resume_own_sig,
+ *   wp_sample_weight_sig: timer_settime, async-signal-safe by POSIX (see
+ *   wp_arm_in_sig); the window arithmetic of format/select.h.
  * errno is saved and restored because unwinding may set it. */
 void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -149,26 +204,9 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         wp_pause_own_sig(slot, s);
         goto done;
     }
-    uint64_t w = si->si_overrun > 0 ? (uint64_t)si->si_overrun + 1 : 1;
-    uint32_t stride = s->stride ? s->stride : 1;
-    /* Time selection (START/STOP/WINDOW): the w expirations this signal
-     * stands for happened over the last w periods, not all now (a thread
-     * that was not scheduled gets them late, in one signal).  Count only
-     * those that fall into the selected time: the selected part of that
-     * span, in periods, rounded.  wp_window_pieces is arithmetic only. */
-    if (wp_smp_has_tsel) {
-        uint64_t t0 = wp_now_ns();
-        uint64_t period = wp_smp_period_ns * stride, rel = t0 - wp_smp_cfg.t0_ns, span = w * period;
-        uint64_t in = wp_window_pieces(&wp_smp_cfg.tsel, rel > span ? rel - span : 0, rel, NULL, NULL);
-        w = (in + period / 2) / period;
-        if (w == 0) {
-            s->unselected_signals++;
-            wp_skip_unselected_sig(slot, s, rel, period);
-            goto done;
-        }
-    }
-    /* Each expiration stands for stride configured periods. */
-    w *= stride;
+    uint64_t w = wp_sample_weight_sig(slot, s, si);
+    if (w == 0)
+        goto done;
     if (wp_dl_held()) {
         s->dropped_dl += w;
         goto done;
@@ -205,32 +243,19 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         s->by_source += w;
     }
     /* Inside a call that may wait, Work and Stall are told apart when the
-     * call returns (wp_sampler_settle): hold the sample until then.  Lean
-     * wrappers record nothing to tell them apart by: Work at once. */
+     * call returns: hold the sample until then.  Lean wrappers record
+     * nothing to tell them apart by: Work at once. */
     else if (state == WAITPROF_STATE_WORK && in_wrapper && !wp_lean && fn > 0 && fn < WP_FN_COUNT &&
              wp_fn_table[fn].waits) {
-        struct wp_pending *p = s->pending;
-        if (p->n < WP_PENDING_MAX) {
-            if (p->n == 0) {
-                memcpy(p->ips, ips, (size_t)n * sizeof *ips);
-                p->depth = (uint16_t)n;
-                p->fn = (uint16_t)fn;
-                p->enter = wp_self.enter_ticks;
-            }
-            p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
-            p->weight[p->n] = (uint32_t)w;
-            p->n++;
-            wp_self.has_pending = 1;
-            wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
+        if (wp_hold_sig(s, ips, n, fn, w)) {
+            wp_store_handler_time_sig(s, wp_ticks_duration_ns(wp_ticks() - c0));
             goto done;
         }
-        /* A call that outlasted WP_PENDING_MAX samples is waiting: only
-         * its last (minimum duration) can be work. */
         state = WAITPROF_STATE_STALL;
     }
-    wp_store_add_bounded(s, state, fn, ips, n, w);
+    wp_store_add_sig(s, state, fn, ips, n, w);
     wp_slow_down_sig(slot, s);
-    wp_store_handler_time(s, wp_ticks_duration_ns(wp_ticks() - c0));
+    wp_store_handler_time_sig(s, wp_ticks_duration_ns(wp_ticks() - c0));
 done:
     __atomic_store_n(&slot->in_handler, 0, __ATOMIC_RELEASE);
 out:

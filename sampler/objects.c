@@ -4,7 +4,7 @@
  * The table lists every executable segment with its object's
  * .eh_frame_hdr, for the unwinder (sampler/unwind.c), and its object's name
  * and load address, for the partial writer's module+offset frames
- * (wp_cfi_object).  dlopen and dlclose are interposed so that the table is
+ * (wp_cfi_object_sig).  dlopen and dlclose are interposed so that the table is
  * rebuilt before samples are let in again; all three loader calls below
  * are bracketed by the loader-lock guard (state/thread.h, wp_dl_begin), so
  * samples that land while a thread may hold the loader's lock are dropped.
@@ -54,7 +54,7 @@ struct wp_cfi_seg {
  * atomically (relaxed), so a reader that races a rebuild reads stale or new
  * values, never torn ones, and then sees the count changed and declines. */
 static struct wp_cfi_seg wp_segs[WP_CFI_SEGS];
-/* For wp_cfi_object (the partial writer's module+offset frames), apart from
+/* For wp_cfi_object_sig (the partial writer's module+offset frames), apart from
  * wp_segs so that the handler's search touches only the ranges. */
 #define WP_CFI_NAME 104
 static uintptr_t wp_seg_base[WP_CFI_SEGS];
@@ -155,7 +155,7 @@ static int wp_cfi_unchanged(unsigned s0)
 }
 
 /* The .eh_frame_hdr of the object whose code holds pc, or NULL. */
-const uint8_t *wp_cfi_hdr(uintptr_t pc)
+const uint8_t *wp_cfi_hdr_sig(uintptr_t pc)
 {
     unsigned s0 = __atomic_load_n(&wp_seq, __ATOMIC_ACQUIRE);
     if (s0 & 1)
@@ -165,7 +165,7 @@ const uint8_t *wp_cfi_hdr(uintptr_t pc)
     return wp_cfi_unchanged(s0) ? hdr : NULL;
 }
 
-int wp_cfi_object(uintptr_t pc, uintptr_t *base, char *name, size_t cap)
+int wp_cfi_object_sig(uintptr_t pc, uintptr_t *base, char *name, size_t cap)
 {
     if (cap == 0)
         return -1;

@@ -145,7 +145,7 @@ uint64_t wp_sampler_intervals(uint64_t end_ns, void (*fn)(uint64_t a, uint64_t b
     for (int i = 0; i <= n; i++) {
         uint64_t t = i < n && wp_toggles[i] < end ? wp_toggles[i] : end;
         if (running && from < t)
-            total += wp_window_pieces(&wp_smp_cfg.tsel, from, t, wp_coalesce_add, &co);
+            total += wp_window_pieces_sig(&wp_smp_cfg.tsel, from, t, wp_coalesce_add, &co);
         from = t;
         running = !running;
     }

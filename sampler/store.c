@@ -163,13 +163,13 @@ static int wp_store_add_key(struct wp_store *s, const struct wp_key *key, const 
     return -1;
 }
 
-int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
 {
     struct wp_key k = {.state = state, .fn = fn};
     return wp_store_add_key(s, &k, ips, n, weight);
 }
 
-int wp_store_pressure(const struct wp_store *s)
+int wp_store_pressure_sig(const struct wp_store *s)
 {
     /* Room left, as a fraction of the soft limits, in 1/1024 units. */
     uint64_t ms = wp_soft_stacks(s), mf = wp_soft_frames(s);
@@ -182,7 +182,7 @@ int wp_store_pressure(const struct wp_store *s)
     return k;
 }
 
-void wp_store_handler_time(struct wp_store *s, uint64_t ns)
+void wp_store_handler_time_sig(struct wp_store *s, uint64_t ns)
 {
     int b = (int)ns;
     if (ns >= 8) {
@@ -216,7 +216,7 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
 {
     for (uint32_t i = 0; i < p->n; i++) {
         s->by_estimate += p->weight[i];
-        wp_store_add_bounded(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn,
+        wp_store_add_sig(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn,
                              p->ips, p->depth, p->weight[i]);
     }
     p->n = 0;

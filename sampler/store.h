@@ -85,7 +85,7 @@ struct wp_store {
     uint64_t handler_calls;
     uint64_t handler_ns;
     uint64_t handler_hist[WP_HANDLER_BINS];
-    /* The memory budget (WAITPROF_MEMORY, wp_store_add_bounded): */
+    /* The memory budget (WAITPROF_MEMORY, wp_store_add_sig): */
     uint64_t merged;         /* weight stored under a shortened stack: the
                               * full one no longer fitted */
     uint32_t stride;         /* timer period in base periods (1, 2, 4, ...):
@@ -151,13 +151,13 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes);
  * even that is impossible is it counted in dropped_full.  The state and the
  * MPI function are always kept, so the weighted totals per state and per
  * function stay exact.  Async-signal-safe. */
-int wp_store_add_bounded(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
+int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
 
 /* How close the store is to its soft limits: k when the room left is at most
  * 2^-k of it (0: less than half used), at most 5, so the rate is halved at
  * most five times (1/32 of the configured rate).  The sampler halves
  * the rate each time this passes log2(stride).  Async-signal-safe. */
-int wp_store_pressure(const struct wp_store *s);
+int wp_store_pressure_sig(const struct wp_store *s);
 void wp_store_destroy(struct wp_store *s);
 
 /* Add weight samples of the stack ips[0..n) (leaf first) in state, inside
@@ -167,7 +167,7 @@ void wp_store_destroy(struct wp_store *s);
 int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
 
 /* Record the duration of one handler run.  Async-signal-safe. */
-void wp_store_handler_time(struct wp_store *s, uint64_t ns);
+void wp_store_handler_time_sig(struct wp_store *s, uint64_t ns);
 
 /* Median handler time estimated from the histogram (the bin's middle). */
 uint64_t wp_store_handler_median_ns(const struct wp_store *s);

@@ -116,7 +116,7 @@ int wp_arm_sig(struct wp_slot *slot, uint32_t stride)
 /* A signal that found no selected time (WAITPROF_START, STOP, WINDOW):
  * rather than take a signal every period through the unselected stretch,
  * the handler moves its own timer's next expiration to one period after
- * the first selected instant (wp_window_next), or stops it when STOP has
+ * the first selected instant (wp_window_next_sig), or stops it when STOP has
  * passed, so the stretch costs one signal.  The first signal after it
  * then stands for a period of selected time, so the weights stay right.
  * Own timer only, like wp_slow_down_sig; wp_arm_in_sig and timer_settime are
@@ -124,7 +124,7 @@ int wp_arm_sig(struct wp_slot *slot, uint32_t stride)
  * time, which a thread's CPU time cannot be set to. */
 void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period)
 {
-    uint64_t next = wp_window_next(&wp_smp_cfg.tsel, rel);
+    uint64_t next = wp_window_next_sig(&wp_smp_cfg.tsel, rel);
     if (wp_smp_cfg.cpu_clock || (next != UINT64_MAX && next <= rel + period) ||
         !__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE))
         return;
@@ -135,7 +135,7 @@ void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t r
 }
 
 /* Halve this thread's rate when its store passed another step towards
- * full (wp_store_pressure).  Design: the handler re-arms its own thread's
+ * full (wp_store_pressure_sig).  Design: the handler re-arms its own thread's
  * timer with twice the period rather than skipping every other tick.
  * wp_arm_sig is async-signal-safe (see there), touches only this thread's
  * timer (no other thread re-arms it, see wp_resume_own_sig; the stopper may
@@ -147,7 +147,7 @@ void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t r
 void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
 {
     uint32_t stride = s->stride ? s->stride : 1;
-    int level = wp_store_pressure(s);
+    int level = wp_store_pressure_sig(s);
     int halvings = 0;
     while ((1u << halvings) < stride)
         halvings++;

@@ -368,7 +368,7 @@ static void wp_cfi_find(uintptr_t pc, struct wp_cfi_rule *out)
 {
     out->pc = pc;
     out->flags = WP_CFI_NONE;
-    const uint8_t *hdr = wp_cfi_hdr(pc);
+    const uint8_t *hdr = wp_cfi_hdr_sig(pc);
     /* .eh_frame_hdr: version 1, then the encodings of eh_frame_ptr,
      * fde_count and the table; the table handled is the one every linker
      * here writes: (initial location, FDE address) as 4-byte data-relative
@@ -503,7 +503,7 @@ static void wp_cfi_fresh(struct wp_cfi_cache *c)
     }
 }
 
-int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+int wp_cfi_unwind_sig(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                   uintptr_t *out, int max, int *trunc)
 {
 #if defined(__x86_64__)
@@ -520,7 +520,7 @@ int wp_cfi_unwind(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, u
 #endif
 }
 
-int wp_cfi_unwind_from(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+int wp_cfi_unwind_from_sig(const void *ucv, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                        uintptr_t frame_pc, uintptr_t frame_cfa, uintptr_t *out, int max, int *trunc)
 {
 #if defined(__x86_64__)

@@ -7,14 +7,14 @@
  * touches a few lines of its own code, one 8 KiB cache and the stack.
  *
  * Contract:
- * - x86-64 only; elsewhere wp_cfi_unwind() always declines.
+ * - x86-64 only; elsewhere wp_cfi_unwind_sig() always declines.
  * - wp_cfi_refresh() rebuilds the table of loaded objects (their executable
  *   segments, load addresses, names and .eh_frame_hdr) with dl_iterate_phdr
  *   (sampler/objects.c).  Normal context; the sampler calls it at start,
  *   and the interposed dlopen and dlclose after every load and unload,
  *   before samples are let in again.  Each rebuild also invalidates every thread's
  *   cache of rules (by a generation number).
- * - wp_cfi_unwind() unwinds from a signal context: async-signal-safe, no
+ * - wp_cfi_unwind_sig() unwinds from a signal context: async-signal-safe, no
  *   allocation, no lock, no call outside this file.  It reads only the
  *   objects' .eh_frame data, the table (under a sequence count: a rebuild
  *   in progress makes it decline), the cache and the thread's stack
@@ -58,7 +58,7 @@ void wp_cfi_refresh(void);
  * .eh_frame_hdr of the object whose code holds pc, or NULL (also while a
  * rebuild runs); and the table's generation, raised by every rebuild.
  * Both async-signal-safe: atomic loads under the table's sequence count. */
-const uint8_t *wp_cfi_hdr(uintptr_t pc);
+const uint8_t *wp_cfi_hdr_sig(uintptr_t pc);
 extern unsigned wp_cfi_gen;
 
 /* The object whose code holds pc: its load address in *base, its file
@@ -66,9 +66,9 @@ extern unsigned wp_cfi_gen;
  * 0, or -1 when no listed object holds pc (or rebuilds kept overlapping
  * the read).  Async-signal-safe: the partial writer names frames
  * "module+offset" with it at an abnormal end. */
-int wp_cfi_object(uintptr_t pc, uintptr_t *base, char *name, size_t cap);
+int wp_cfi_object_sig(uintptr_t pc, uintptr_t *base, char *name, size_t cap);
 
-int wp_cfi_unwind(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+int wp_cfi_unwind_sig(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                   uintptr_t *out, int max, int *trunc);
 
 /* The same, but from a frame known to be live on the interrupted stack,
@@ -79,7 +79,7 @@ int wp_cfi_unwind(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_
  * then cut.  The caller's rbp is not known at that frame; the walk
  * declines (-1) if a frame needs it before one restores it from the
  * stack. */
-int wp_cfi_unwind_from(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
+int wp_cfi_unwind_from_sig(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                        uintptr_t frame_pc, uintptr_t frame_cfa, uintptr_t *out, int max, int *trunc);
 
 #endif

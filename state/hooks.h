@@ -9,7 +9,7 @@
 #define WP_STATE_HOOKS_H
 
 /* The stall source's verdict on the calling thread's current MPI call
- * (mpit/source.h, wp_src_stalled): 1 waiting, 0 working, -1 not followed.
+ * (mpit/source.h, wp_src_stalled_sig): 1 waiting, 0 working, -1 not followed.
  * Called from the SIGPROF handler, and only when wp_self.src_seen says a
  * source follows the call; the function must be async-signal-safe. */
 extern int (*wp_hook_stalled)(void);

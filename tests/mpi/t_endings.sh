@@ -103,7 +103,7 @@ for r in $ranks; do
 done
 wp_folded check "$WP_TMP"/term/rank.*.folded || wp_fail "term: folded format"
 # No symbols at a signal: the program's own frames are named by its file and
-# the offset from its load address (sampler/unwind.h, wp_cfi_object).
+# the offset from its load address (sampler/unwind.h, wp_cfi_object_sig).
 grep -q ';ending+0x[0-9a-f]*;' "$WP_TMP/term/rank.0.folded" ||
     wp_fail "term: rank 0's frames in the program are not 'ending+0x...': $(head -c 300 "$WP_TMP/term/rank.0.folded")"
 # MPI-Stall: a runtime stall source (mpit/) sees the receive wait; the

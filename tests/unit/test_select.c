@@ -202,38 +202,40 @@ START_TEST(test_window_pieces)
 {
     struct wp_timesel t = {100, 1000, 0, 0};
     npieces = 0;
-    ck_assert_uint_eq(wp_window_pieces(&t, 0, 2000, piece, NULL), 900);
+    ck_assert_uint_eq(wp_window_pieces_sig(&t, 0, 2000, piece, NULL), 900);
     ck_assert_int_eq(npieces, 1);
     ck_assert_uint_eq(pieces[0][0], 100);
     ck_assert_uint_eq(pieces[0][1], 1000);
-    ck_assert(!wp_window_on(&t, 99) && wp_window_on(&t, 100) && wp_window_on(&t, 999) && !wp_window_on(&t, 1000));
+    ck_assert(!wp_window_on_sig(&t, 99) && wp_window_on_sig(&t, 100) && wp_window_on_sig(&t, 999) &&
+              !wp_window_on_sig(&t, 1000));
     /* every 400 for 100 from 100, stopped at 1000: [100,200) [500,600) [900,1000). */
     struct wp_timesel w = {100, 1000, 400, 100};
     npieces = 0;
-    ck_assert_uint_eq(wp_window_pieces(&w, 0, 5000, piece, NULL), 300);
+    ck_assert_uint_eq(wp_window_pieces_sig(&w, 0, 5000, piece, NULL), 300);
     ck_assert_int_eq(npieces, 3);
     ck_assert_uint_eq(pieces[1][0], 500);
     ck_assert_uint_eq(pieces[2][1], 1000);
     /* A sub-range cuts pieces. */
     npieces = 0;
-    ck_assert_uint_eq(wp_window_pieces(&w, 150, 550, piece, NULL), 100);
-    ck_assert(wp_window_on(&w, 150) && !wp_window_on(&w, 200) && wp_window_on(&w, 599) && !wp_window_on(&w, 950 + 100));
+    ck_assert_uint_eq(wp_window_pieces_sig(&w, 150, 550, piece, NULL), 100);
+    ck_assert(wp_window_on_sig(&w, 150) && !wp_window_on_sig(&w, 200) && wp_window_on_sig(&w, 599) &&
+              !wp_window_on_sig(&w, 950 + 100));
     /* No selection at all: everything. */
     struct wp_timesel all = {0, 0, 0, 0};
-    ck_assert_uint_eq(wp_window_pieces(&all, 10, 20, NULL, NULL), 10);
+    ck_assert_uint_eq(wp_window_pieces_sig(&all, 10, 20, NULL, NULL), 10);
     /* The first selected instant from a given time on. */
-    ck_assert_uint_eq(wp_window_next(&t, 0), 100);
-    ck_assert_uint_eq(wp_window_next(&t, 500), 500);
-    ck_assert_uint_eq(wp_window_next(&t, 1000), UINT64_MAX);
-    ck_assert_uint_eq(wp_window_next(&w, 0), 100);
-    ck_assert_uint_eq(wp_window_next(&w, 150), 150);
-    ck_assert_uint_eq(wp_window_next(&w, 200), 500);
-    ck_assert_uint_eq(wp_window_next(&w, 899), 900);
-    ck_assert_uint_eq(wp_window_next(&w, 950), 950);
-    ck_assert_uint_eq(wp_window_next(&w, 1000), UINT64_MAX);
+    ck_assert_uint_eq(wp_window_next_sig(&t, 0), 100);
+    ck_assert_uint_eq(wp_window_next_sig(&t, 500), 500);
+    ck_assert_uint_eq(wp_window_next_sig(&t, 1000), UINT64_MAX);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 0), 100);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 150), 150);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 200), 500);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 899), 900);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 950), 950);
+    ck_assert_uint_eq(wp_window_next_sig(&w, 1000), UINT64_MAX);
     struct wp_timesel open_end = {0, 0, 400, 100};
-    ck_assert_uint_eq(wp_window_next(&open_end, 100), 400);
-    ck_assert_uint_eq(wp_window_next(&all, 7), 7);
+    ck_assert_uint_eq(wp_window_next_sig(&open_end, 100), 400);
+    ck_assert_uint_eq(wp_window_next_sig(&all, 7), 7);
 }
 END_TEST
 

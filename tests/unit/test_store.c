@@ -306,7 +306,7 @@ START_TEST(test_handler_bin)
 {
     uint64_t ns = durations[_i];
     struct wp_store *s = wp_store_create(16, 16);
-    wp_store_handler_time(s, ns);
+    wp_store_handler_time_sig(s, ns);
     int b = bin_of(ns);
     for (int k = 0; k < WP_HANDLER_BINS; k++)
         ck_assert_uint_eq(s->handler_hist[k], k == b ? 1 : 0);
@@ -332,23 +332,23 @@ START_TEST(test_handler_median)
 
     /* 3 short runs and 2 long ones: the median is a short one. */
     for (int i = 0; i < 3; i++)
-        wp_store_handler_time(s, 100);
+        wp_store_handler_time_sig(s, 100);
     for (int i = 0; i < 2; i++)
-        wp_store_handler_time(s, 10000);
+        wp_store_handler_time_sig(s, 10000);
     ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), bin_of(100));
     ck_assert_uint_eq(s->handler_calls, 5);
     ck_assert_uint_eq(s->handler_ns, 3 * 100 + 2 * 10000);
 
     /* Two more long runs: now the median is long. */
-    wp_store_handler_time(s, 12000);
-    wp_store_handler_time(s, 16000);
+    wp_store_handler_time_sig(s, 12000);
+    wp_store_handler_time_sig(s, 16000);
     ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), bin_of(10000));
     wp_store_destroy(s);
 
     /* Spread over many bins: the median bin is the one holding the middle run. */
     s = wp_store_create(16, 16);
     for (int b = 0; b < 21; b++)
-        wp_store_handler_time(s, (1ull << b) + (1ull << b) / 3);
+        wp_store_handler_time_sig(s, (1ull << b) + (1ull << b) / 3);
     ck_assert_int_eq(bin_of(wp_store_handler_median_ns(s)), bin_of(1024 + 1024 / 3));
     wp_store_destroy(s);
 }
@@ -372,7 +372,7 @@ START_TEST(test_create_in)
         ck_assert_uint_ge(s->nslots * sizeof(struct wp_stack_entry) + s->arena_cap * sizeof(uintptr_t),
                           sizes[i] - sizes[i] / 4 - sizeof(struct wp_pending));
         const uintptr_t a[] = {1, 2, 3};
-        ck_assert_int_eq(wp_store_add_bounded(s, 1, 0, a, 3, 2), 0);
+        ck_assert_int_eq(wp_store_add_sig(s, 1, 0, a, 3, 2), 0);
         ck_assert_uint_eq(s->samples, 2);
         wp_store_destroy(s); /* a pooled store is not unmapped */
         free(mem);
@@ -391,7 +391,7 @@ START_TEST(test_bounded_exact_weights)
     uint64_t added = 0;
     for (uintptr_t k = 0; k < 500; k++) {
         const uintptr_t st[8] = {0x9000 + k, 0x8000 + k % 7, 0x7000 + k % 3, 0x100, 0x200, 0x300, 0x400, 0x500};
-        ck_assert_int_eq(wp_store_add_bounded(s, 1 + (int)(k % 2), 3, st, 8, k % 5 + 1), 0);
+        ck_assert_int_eq(wp_store_add_sig(s, 1 + (int)(k % 2), 3, st, 8, k % 5 + 1), 0);
         added += k % 5 + 1;
     }
     ck_assert_uint_eq(s->dropped_full, 0);
@@ -422,7 +422,7 @@ START_TEST(test_bounded_fallbacks)
     uint64_t added = 0;
     for (uintptr_t k = 0; k < 100; k++) {
         const uintptr_t st[6] = {k, k + 1000, k + 2000, k + 3000, k + 4000, k + 5000};
-        wp_store_add_bounded(s, 1, 2, st, 6, 1);
+        wp_store_add_sig(s, 1, 2, st, 6, 1);
         added++;
     }
     ck_assert_uint_eq(s->samples + s->dropped_full, added);
@@ -430,7 +430,7 @@ START_TEST(test_bounded_fallbacks)
     ck_assert_uint_gt(s->merged, 0);
     /* A new (state, function) with the table at its hard limit: dropped, counted. */
     const uintptr_t st[2] = {1, 2};
-    ck_assert_int_eq(wp_store_add_bounded(s, 2, 9, st, 2, 5), -1);
+    ck_assert_int_eq(wp_store_add_sig(s, 2, 9, st, 2, 5), -1);
     ck_assert_uint_eq(s->dropped_full, 5);
     wp_store_destroy(s);
 }
@@ -440,11 +440,11 @@ END_TEST
 START_TEST(test_pressure_steps)
 {
     struct wp_store *s = wp_store_create(1024, 1000000);
-    ck_assert_int_eq(wp_store_pressure(s), 0);
+    ck_assert_int_eq(wp_store_pressure_sig(s), 0);
     int last = 0, seen[6] = {0};
     for (uintptr_t k = 0; k < 1000; k++) {
-        wp_store_add_bounded(s, 1, 0, &k, 1, 1);
-        int p = wp_store_pressure(s);
+        wp_store_add_sig(s, 1, 0, &k, 1, 1);
+        int p = wp_store_pressure_sig(s);
         ck_assert_int_ge(p, last);
         ck_assert_int_le(p, 5);
         seen[p] = 1;
@@ -456,11 +456,11 @@ START_TEST(test_pressure_steps)
     wp_store_destroy(s);
     s = wp_store_create(1024, 1000000);
     for (uintptr_t k = 0; k < 319; k++)
-        wp_store_add_bounded(s, 1, 0, &k, 1, 1);
-    ck_assert_int_eq(wp_store_pressure(s), 0);
+        wp_store_add_sig(s, 1, 0, &k, 1, 1);
+    ck_assert_int_eq(wp_store_pressure_sig(s), 0);
     uintptr_t k = 319;
-    wp_store_add_bounded(s, 1, 0, &k, 1, 1);
-    ck_assert_int_eq(wp_store_pressure(s), 1);
+    wp_store_add_sig(s, 1, 0, &k, 1, 1);
+    ck_assert_int_eq(wp_store_pressure_sig(s), 1);
     wp_store_destroy(s);
 }
 END_TEST

@@ -5,7 +5,7 @@
  * rsp-based frames, rbp-based frames with a variable-length array, libc's
  * qsort calling back into this file, a second thread, a library loaded
  * with dlopen after the table was built); in each handler run both
- * unwinders walk the interrupted stack.  Wherever wp_cfi_unwind answers,
+ * unwinders walk the interrupted stack.  Wherever wp_cfi_unwind_sig answers,
  * its frames must be libunwind's, exactly; it may decline, but rarely:
  * at most 2 % of a shape's samples (0.75 % was the most seen), and under
  * 2 % of the walks from a recorded frame (none was seen). */
@@ -36,7 +36,7 @@ static __thread volatile uintptr_t fw_cfa, fw_pc, fw_ra;
 static __thread volatile int fw_live;
 static volatile int from_samples, from_answered, from_mismatched;
 
-/* wp_cfi_unwind_from against libunwind's frames from the stand-in's
+/* wp_cfi_unwind_from_sig against libunwind's frames from the stand-in's
  * caller on. */
 static void compare_from(void *uc, const uintptr_t *theirs, int m)
 {
@@ -47,7 +47,7 @@ static void compare_from(void *uc, const uintptr_t *theirs, int m)
     if (j == m || m >= MAXF)
         return; /* the stand-in's frame not (yet or any more) on the stack */
     __atomic_fetch_add(&from_samples, 1, __ATOMIC_RELAXED);
-    int n = wp_cfi_unwind_from(uc, t_cache, t_stack_lo, t_stack_hi, fw_pc, fw_cfa, ours, MAXF, &trunc);
+    int n = wp_cfi_unwind_from_sig(uc, t_cache, t_stack_lo, t_stack_hi, fw_pc, fw_cfa, ours, MAXF, &trunc);
     if (n < 0)
         return;
     __atomic_fetch_add(&from_answered, 1, __ATOMIC_RELAXED);
@@ -78,7 +78,7 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
         return;
     uintptr_t ours[MAXF], theirs[MAXF + 1];
     int trunc = 0;
-    int n = wp_cfi_unwind(uc, t_cache, t_stack_lo, t_stack_hi, ours, MAXF, &trunc);
+    int n = wp_cfi_unwind_sig(uc, t_cache, t_stack_lo, t_stack_hi, ours, MAXF, &trunc);
     int m = 0;
     unw_cursor_t c;
     if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
@@ -358,16 +358,16 @@ START_TEST(test_unknown_pc)
     uc.uc_mcontext.gregs[REG_RIP] = 0x10; /* no object maps page 0 */
     uintptr_t out[8];
     int trunc = 0;
-    ck_assert_int_eq(wp_cfi_unwind(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
+    ck_assert_int_eq(wp_cfi_unwind_sig(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
     /* A stack pointer off the thread's stack (an alternate signal stack, a
      * coroutine's): declined, above it and below it. */
     getcontext(&uc);
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(t_stack_hi + 4096);
-    ck_assert_int_eq(wp_cfi_unwind(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
+    ck_assert_int_eq(wp_cfi_unwind_sig(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
     static char other[1 << 16];
     getcontext(&uc);
     uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)(other + sizeof other / 2);
-    ck_assert_int_eq(wp_cfi_unwind(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
+    ck_assert_int_eq(wp_cfi_unwind_sig(&uc, t_cache, t_stack_lo, t_stack_hi, out, 8, &trunc), -1);
 }
 END_TEST
 
@@ -380,10 +380,10 @@ START_TEST(test_truncated)
     getcontext(&uc);
     uintptr_t out[64];
     int trunc = 0;
-    int n = wp_cfi_unwind(&uc, t_cache, t_stack_lo, t_stack_hi, out, 64, &trunc);
+    int n = wp_cfi_unwind_sig(&uc, t_cache, t_stack_lo, t_stack_hi, out, 64, &trunc);
     ck_assert_int_gt(n, 2);
     ck_assert_int_eq(trunc, 0);
-    ck_assert_int_eq(wp_cfi_unwind(&uc, t_cache, t_stack_lo, t_stack_hi, out, 2, &trunc), 2);
+    ck_assert_int_eq(wp_cfi_unwind_sig(&uc, t_cache, t_stack_lo, t_stack_hi, out, 2, &trunc), 2);
     ck_assert_int_eq(trunc, 1);
 }
 END_TEST
