@@ -154,10 +154,35 @@ static int wp_hold_sig(struct wp_store *s, const uintptr_t *ips, int n, int fn, 
     return 1;
 }
 
+/* Step 5: halve this thread's rate when its store passed another step towards
+ * full (wp_store_pressure_sig).  Here, not in timers.c, so that the
+ * common case (no change) is inlined into the handler.  Design: the handler re-arms its own thread's
+ * timer with twice the period rather than skipping every other tick.
+ * wp_arm_sig is async-signal-safe (see there), touches only this thread's
+ * timer (no other thread re-arms it, see wp_resume_own_sig; the stopper may
+ * delete it concurrently, and then the call just fails with EINVAL), and
+ * a longer period also halves the cost of the signals, which dominates
+ * waitprof's overhead (doc/performance.md), where skipping ticks would
+ * keep paying it.  The weights stay exact: every expiration after the
+ * re-arm weighs the new stride, in units of the configured period. */
+static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
+{
+    uint32_t stride = s->stride ? s->stride : 1;
+    int level = wp_store_pressure_sig(s);
+    int halvings = 0;
+    while ((1u << halvings) < stride)
+        halvings++;
+    if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_smp_cfg.hz)
+        return;
+    stride *= 2;
+    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && wp_arm_sig(slot, stride) == 0)
+        s->stride = stride;
+}
+
 /* The SIGPROF handler, in steps: is this a sample at all (a wake-up, a
  * pause, sampling stopped), its weight (step 1), the stack (step 2,
  * wp_unwind_sig), the state: from the record, from the stall source, or
- * held until the call returns (step 3), and into the store (step 4).
+ * held until the call returns (step 3), into the store (step 4), and slower when the store fills (step 5).
  * What it calls, and why each is safe here:
  * - wp_self (TLS): initial-exec, see state/thread.h.
  * - wp_ticks / wp_ticks_duration_ns: an rdtsc and arithmetic on globals

@@ -4,12 +4,12 @@
  * The sampler is seven files, one job each (store.c, the sample store, has its own header):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
- * - timers.c arms a thread's timers on its sampling grid and slows them
- *   down when its store fills;
+ * - timers.c arms a thread's timers on its sampling grid;
  * - pause.c pauses and resumes sampling (MPI_Pcontrol) and reports the
  *   sampled intervals;
- * - handler.c is the SIGPROF handler, and the settling of the samples it
- *   held for a call that may wait;
+ * - handler.c is the SIGPROF handler (which also slows a thread's timers
+ *   down when its store fills), and the settling of the samples it held for
+ *   a call that may wait;
  * - objects.c keeps the unwinder's table of loaded objects current across
  *   dlopen and dlclose and guards the loader's calls;
  * - unwind.c unwinds a stack from the objects' DWARF rules.
@@ -56,7 +56,6 @@ void wp_timers_delete(struct wp_slot *slot);
 int wp_arm_in_sig(struct wp_slot *slot, uint32_t stride, uint64_t first_ns);
 int wp_arm_sig(struct wp_slot *slot, uint32_t stride);
 void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period);
-void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s);
 
 /* pause.c */
 void wp_resume_own_sig(struct wp_slot *slot, struct wp_store *s);

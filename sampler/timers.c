@@ -133,27 +133,3 @@ void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t r
     else
         wp_arm_in_sig(slot, s->stride, next - rel + period);
 }
-
-/* Halve this thread's rate when its store passed another step towards
- * full (wp_store_pressure_sig).  Design: the handler re-arms its own thread's
- * timer with twice the period rather than skipping every other tick.
- * wp_arm_sig is async-signal-safe (see there), touches only this thread's
- * timer (no other thread re-arms it, see wp_resume_own_sig; the stopper may
- * delete it concurrently, and then the call just fails with EINVAL), and
- * a longer period also halves the cost of the signals, which dominates
- * waitprof's overhead (doc/performance.md), where skipping ticks would
- * keep paying it.  The weights stay exact: every expiration after the
- * re-arm weighs the new stride, in units of the configured period. */
-void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
-{
-    uint32_t stride = s->stride ? s->stride : 1;
-    int level = wp_store_pressure_sig(s);
-    int halvings = 0;
-    while ((1u << halvings) < stride)
-        halvings++;
-    if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_smp_cfg.hz)
-        return;
-    stride *= 2;
-    if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && wp_arm_sig(slot, stride) == 0)
-        s->stride = stride;
-}

@@ -135,14 +135,3 @@ void wp_dl_end(void)
 {
     __atomic_fetch_sub(&wp_dl_busy, 1, __ATOMIC_ACQ_REL);
 }
-
-/* The linker defines these around the section that holds every generated
- * wrapper (WP_API in wrap/wrap.h).  Weak: a program without the wrappers
- * (a unit test) has no such section, and then no address is a wrapper's. */
-extern const char __start_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
-extern const char __stop_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
-
-int wp_is_wrapper_ip(uintptr_t ip)
-{
-    return ip >= (uintptr_t)__start_wp_wrap_text && ip < (uintptr_t)__stop_wp_wrap_text;
-}

@@ -142,8 +142,15 @@ static inline int wp_dl_held(void)
 
 /* Address range of the generated wrappers (the section wp_wrap_text,
  * wrap/wrap.h): a frame in it is an MPI call.  Two compares;
- * async-signal-safe. */
-int wp_is_wrapper_ip(uintptr_t ip);
+ * async-signal-safe.  Inline: the handler tests every frame it unwinds.
+ * The linker defines the bounds around the section; weak, so that a
+ * program without the wrappers (a unit test) has no wrapper address. */
+extern const char __start_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_wp_wrap_text[] __attribute__((weak, visibility("hidden")));
+static inline int wp_is_wrapper_ip(uintptr_t ip)
+{
+    return ip >= (uintptr_t)__start_wp_wrap_text && ip < (uintptr_t)__stop_wp_wrap_text;
+}
 
 /* Monotonic nanoseconds.  clock_gettime is async-signal-safe (POSIX). */
 static inline uint64_t wp_now_ns(void)
