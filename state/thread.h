@@ -102,7 +102,8 @@ struct wp_table_list {
  * up by init when not NULL, listed in list when not NULL.  Returns NULL,
  * for good on this thread, when the mapping fails or the list is full.
  * Normal context. */
-void *wp_table_claim(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list, void (*init)(void *));
+__attribute__((cold)) void *wp_table_claim(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list,
+                                            void (*init)(void *));
 
 /* The calling thread's table of a kind: one TLS load once it exists. */
 static inline void *wp_table_mine(enum wp_table_kind kind, size_t bytes, struct wp_table_list *list,

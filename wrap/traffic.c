@@ -26,9 +26,19 @@ void wp_traffic_init(int rank, int size, int matrix)
     wp_mx_size = size;
 }
 
-static struct wp_traffic_table *wp_traffic_mine(void)
+/* The thread's first count: a call without arguments, so that the common
+ * path (one TLS load) keeps the caller's registers as they are: with the
+ * claim's four arguments inlined, GCC saved two more registers on every
+ * wrapped send and receive (6 instructions per call, callgrind). */
+static __attribute__((noinline, cold)) struct wp_traffic_table *wp_traffic_claim(void)
 {
-    return wp_table_mine(WP_TABLE_TRAFFIC, sizeof(struct wp_traffic_table), &wp_traffic_list, NULL);
+    return wp_table_claim(WP_TABLE_TRAFFIC, sizeof(struct wp_traffic_table), &wp_traffic_list, NULL);
+}
+
+static inline struct wp_traffic_table *wp_traffic_mine(void)
+{
+    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
+    return __builtin_expect(t != NULL, 1) ? t : wp_traffic_claim();
 }
 
 /* The peer's rank in MPI_COMM_WORLD; -1 when unknown (MPI_ANY_SOURCE,
