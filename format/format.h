@@ -36,39 +36,29 @@ enum wp_rank_file {
     WP_FILE_COUNT
 };
 
+/* The lookups below are switches on the tables' columns. */
+#define WP_FILE_SUFFIX_(id, suffix, format, version) \
+    case WP_FILE_##id: return suffix;
+#define WP_FILE_FORMAT_(id, suffix, format, version) \
+    case WP_FILE_##id: return format;
+#define WP_FILE_VERSION_(id, suffix, format, version) \
+    case WP_FILE_##id: return version;
+
 static inline const char *wp_file_suffix(enum wp_rank_file f)
 {
-    switch (f) {
-#define WP_X_(id, suffix, format, version) \
-    case WP_FILE_##id: return suffix;
-        WP_RANK_FILES(WP_X_)
-#undef WP_X_
-    default: return "";
-    }
+    switch (f) { WP_RANK_FILES(WP_FILE_SUFFIX_) default: return ""; }
 }
 
 /* The format name of a file's first line ("waitprof-calls"), and the
  * newest version the code writes and the report reads. */
 static inline const char *wp_file_format(enum wp_rank_file f)
 {
-    switch (f) {
-#define WP_X_(id, suffix, format, version) \
-    case WP_FILE_##id: return format;
-        WP_RANK_FILES(WP_X_)
-#undef WP_X_
-    default: return "";
-    }
+    switch (f) { WP_RANK_FILES(WP_FILE_FORMAT_) default: return ""; }
 }
 
 static inline int wp_file_version(enum wp_rank_file f)
 {
-    switch (f) {
-#define WP_X_(id, suffix, format, version) \
-    case WP_FILE_##id: return version;
-        WP_RANK_FILES(WP_X_)
-#undef WP_X_
-    default: return 0;
-    }
+    switch (f) { WP_RANK_FILES(WP_FILE_VERSION_) default: return 0; }
 }
 
 /* The files of the whole run, written by rank 0 or the report tool. */
@@ -94,15 +84,11 @@ enum wp_state {
 };
 
 /* The state's name, or "unknown". */
+#define WP_STATE_NAME_(id, name) \
+    case WP_STATE_##id: return name;
 static inline const char *wp_state_name(int s)
 {
-    switch (s) {
-#define WP_X_(id, name) \
-    case WP_STATE_##id: return name;
-        WP_STATES(WP_X_)
-#undef WP_X_
-    default: return "unknown";
-    }
+    switch (s) { WP_STATES(WP_STATE_NAME_) default: return "unknown"; }
 }
 
 /* The state named by s[0..n), or -1. */
@@ -136,15 +122,11 @@ enum wp_pattern {
     WP_PAT_COUNT
 };
 
+#define WP_PATTERN_NAME_(id, name) \
+    case WP_PAT_##id: return name;
 static inline const char *wp_pattern_name(int p)
 {
-    switch (p) {
-#define WP_X_(id, name) \
-    case WP_PAT_##id: return name;
-        WP_PATTERNS(WP_X_)
-#undef WP_X_
-    default: return "unknown";
-    }
+    switch (p) { WP_PATTERNS(WP_PATTERN_NAME_) default: return "unknown"; }
 }
 
 /* --- the run's end ------------------------------------------------------------------ */
@@ -167,15 +149,11 @@ enum wp_end {
     WP_END_COUNT
 };
 
+#define WP_END_TEXT_(id, text) \
+    case WP_END_##id: return text;
 static inline const char *wp_end_status(int e)
 {
-    switch (e) {
-#define WP_X_(id, text) \
-    case WP_END_##id: return text;
-        WP_END_STATUSES(WP_X_)
-#undef WP_X_
-    default: return "partial: unknown";
-    }
+    switch (e) { WP_END_STATUSES(WP_END_TEXT_) default: return "partial: unknown"; }
 }
 
 /* Does a status= value say the rank's profile is complete? */
@@ -211,15 +189,11 @@ enum wp_meta_key {
 
 /* A key's text: wp_meta_key(WP_MK_status) is "status", so a writer can
  * only write keys declared above. */
+#define WP_META_KEY_(key, run) \
+    case WP_MK_##key: return #key;
 static inline const char *wp_meta_key(enum wp_meta_key k)
 {
-    switch (k) {
-#define WP_X_(key, run) \
-    case WP_MK_##key: return #key;
-        WP_META_KEYS(WP_X_)
-#undef WP_X_
-    default: return "";
-    }
+    switch (k) { WP_META_KEYS(WP_META_KEY_) default: return ""; }
 }
 
 /* Does the report present this key itself (run = 1 above)? */
