@@ -205,6 +205,8 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
     int saved_errno = errno;
+    /* Every delivery counts, sample or not (sampler/sleeps.c). */
+    wp_self.sigprof++;
     struct wp_slot *slot = wp_self.slot;
     if (slot == NULL)
         goto out;

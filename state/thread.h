@@ -49,6 +49,10 @@ typedef struct wp_thread {
     volatile int unwinding;        /* a wrapper is inside unw_backtrace (fallback/stats.c,
                                     * call paths): the handler must not use libunwind's
                                     * per-thread trace cache meanwhile */
+    volatile unsigned sigprof;     /* SIGPROF deliveries to this thread, counted by the
+                                    * handler: a call that returned EINTR while it
+                                    * grew may have been cut short by a sample
+                                    * (sampler/sleeps.c) */
     void *table[WP_TABLE_KINDS];   /* this thread's tables, NULL until first used */
     unsigned char table_failed[WP_TABLE_KINDS]; /* no table of that kind: never retried */
 } wp_thread_t;
@@ -58,6 +62,14 @@ extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 /* Lean wrappers (wrap/wrap.h): no clock read, no per-call bookkeeping.  Set
  * once by the MPI_Init hook, before sampling starts. */
 extern int wp_lean;
+
+/* Set for good when the program sets an error handler on anything
+ * (wp_hook_errhandler in wrap/wrap.c, from the table's *_set_errhandler
+ * rows).  Then no layer may make an extra MPI call that progresses or
+ * completes a request before the program's own call: with an error
+ * handler that returns, that can change which errors a wait reports
+ * (wrap/wrap.h, wp_req_kinds; the MPI_T source's polling waits). */
+extern int wp_errors_may_return;
 
 /* The most timers a thread uses to sample on the kernel's tick. */
 #define WP_TICK_TIMERS 4

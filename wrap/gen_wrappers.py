@@ -262,15 +262,19 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     role_kind = None
     if cname in COMPLETES and not lean:
         r, n, forget = COMPLETES[cname]
-        out.append("    int wp_kind = wp_t ? wp_req_kinds(%s, %s, %d) : WP_ROLE_ANY;"
+        out.append("    int wp_known = 0;")
+        out.append("    int wp_kind = wp_t ? wp_req_kinds(%s, %s, %d, &wp_known) : WP_ROLE_ANY;"
                    % (names[r], names[n] if n is not None else "1", forget))
         role_kind = "wp_kind"
     early = "0"
     if cname in REMEDY and not lean:
+        # Only when every request is of a kind the test is safe for
+        # (wp_req_kinds); an error from the test is the call's error, as the
+        # standard makes it the wait's.
         test, flag = REMEDY[cname]
         out.append("    int wp_early = 0;" if "wp_flag" not in test else "    int wp_flag = 0, wp_early = 0;")
-        out.append("    int wp_rc = " + test.format(*names) + ";")
-        out.append("    if (wp_rc == MPI_SUCCESS && (%s))" % flag.format(*names))
+        out.append("    int wp_rc = wp_known ? " + test.format(*names) + " : MPI_SUCCESS;")
+        out.append("    if (wp_known && wp_rc == MPI_SUCCESS && (%s))" % flag.format(*names))
         out.append("        wp_early = 1;")
         out.append("    else if (wp_rc == MPI_SUCCESS)")
         out.append("        wp_rc = %s(%s);" % (real, args))
@@ -418,7 +422,8 @@ def gen_f(name, cls, opts, names, decls):
         role_kind = None
         if name in COMPLETES and "fargs" not in opts:
             r, n, forget = COMPLETES[name]
-            out.append("    int wp_kind = wp_r ? wp_freq_kinds(a%d, %s, %d) : WP_ROLE_ANY;"
+            out.append("    int wp_known = 0;")
+            out.append("    int wp_kind = wp_r ? wp_freq_kinds(a%d, %s, %d, &wp_known) : WP_ROLE_ANY;"
                        % (r, "a%d" % n if n is not None else "NULL", forget))
             role_kind = "wp_kind"
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
@@ -431,13 +436,14 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    MPI_Fint wp_flag = 0, wp_ierr = MPI_SUCCESS;" if "wp_flag" in targs
                        else "    MPI_Fint wp_ierr = MPI_SUCCESS;")
             out.append("    int wp_early = 0;")
-            out.append("    if (wp_r) {")
+            out.append("    if (wp_r && wp_known) {")
             out.append("        ((wp_fortran_%d_t)wp_fortran_real(&wp_test, \"%s\"))(%s);" % (tn, tname, targs))
-            out.append("        wp_early = wp_ierr == MPI_SUCCESS && (%s);" % flag)
+            out.append("        wp_early = wp_ierr != MPI_SUCCESS || (%s);" % flag)
             out.append("    }")
             out.append("    if (wp_early) {")
             out.append("        if (%s)" % ierr)
-            out.append("            *(MPI_Fint *)%s = MPI_SUCCESS;" % ierr)
+            out.append("            *(MPI_Fint *)%s = wp_ierr;" % ierr)
+            out.append("        wp_early = wp_ierr == MPI_SUCCESS;")
             out.append("    } else {")
             out.append("        " + real)
             out.append("    }")

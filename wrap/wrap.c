@@ -16,6 +16,11 @@ __thread int wp_tc_size __attribute__((tls_model("initial-exec")));
 __thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
 unsigned wp_type_gen;
 
+void wp_hook_errhandler(void)
+{
+    __atomic_store_n(&wp_errors_may_return, 1, __ATOMIC_RELAXED);
+}
+
 void wp_hook_type_free(int rc)
 {
     (void)rc;

@@ -287,8 +287,19 @@ static inline int wp_rk_n2one(int role)
  * wp_req_combine().  With forget (Wait, Waitall: every request completes
  * when the call succeeds) their non-persistent entries are dropped now,
  * because the call overwrites the handles.  Persistent requests stay
- * until MPI_Request_free. */
-static inline int wp_req_kinds(const MPI_Request *reqs, long n, int forget)
+ * until MPI_Request_free.  *known says whether every pending request was
+ * created by a call the table wraps (a point-to-point request, persistent
+ * or not, a nonblocking collective, a file operation): only then does a
+ * completion wrapper try the remedy's test first (wrap/gen_wrappers.py,
+ * REMEDY).  Other requests (persistent collectives, partitioned and
+ * generalized requests, requests made on another thread) go straight to
+ * the wait: MPICH 4.0.2's MPI_Testall aborts on persistent collective
+ * requests that the same MPI_Waitall completes.  Nor does any request once
+ * the program set an error handler (wp_errors_may_return): with one that
+ * returns, the test's progress can change which errors a wait reports
+ * (Open MPI's MPI_Waitall returns at a truncated receive that failed
+ * during the call, and waits for the others when it failed before). */
+static inline int wp_req_kinds(const MPI_Request *reqs, long n, int forget, int *known)
 {
     unsigned mask = 0;
     for (long i = 0; i < n; i++) {
@@ -296,11 +307,12 @@ static inline int wp_req_kinds(const MPI_Request *reqs, long n, int forget)
         if (k)
             mask |= 1u << wp_req_kind(k, forget);
     }
+    *known = !(mask & 1u) && !__atomic_load_n(&wp_errors_may_return, __ATOMIC_RELAXED);
     return wp_req_combine(mask);
 }
 
 /* The same for Fortran handles (converted to C ones first). */
-static inline int wp_freq_kinds(const void *freqs, const void *count, int forget)
+static inline int wp_freq_kinds(const void *freqs, const void *count, int forget, int *known)
 {
     const MPI_Fint *r = freqs;
     long n = count ? *(const MPI_Fint *)count : 1;
@@ -310,6 +322,7 @@ static inline int wp_freq_kinds(const void *freqs, const void *count, int forget
         if (k)
             mask |= 1u << wp_req_kind(k, forget);
     }
+    *known = !(mask & 1u) && !__atomic_load_n(&wp_errors_may_return, __ATOMIC_RELAXED);
     return wp_req_combine(mask);
 }
 
