@@ -133,14 +133,17 @@ static inline const char *wp_pattern_name(int p)
 
 /* What rank.R.meta's status= says.  "complete" is a run that reached
  * MPI_Finalize; everything else starts with "partial:" and says why (the
- * report marks such a rank partial). */
+ * report marks such a rank partial).  KILLED is written at MPI_Init and
+ * replaced by every ending that can write: it is what remains of a rank
+ * that was killed outright. */
 #define WP_END_STATUSES(X)                                                                              \
     X(COMPLETE, "complete")                                                                             \
     X(EXIT, "partial: the program exited without MPI_Finalize")                                         \
     X(ABORT, "partial: MPI_Abort was called")                                                           \
     X(SIGTERM, "partial: terminated by SIGTERM before MPI_Finalize; frames unsymbolized")               \
     X(SIGINT, "partial: interrupted by SIGINT before MPI_Finalize; frames unsymbolized")                \
-    X(SIGHUP, "partial: hung up by SIGHUP before MPI_Finalize; frames unsymbolized")
+    X(SIGHUP, "partial: hung up by SIGHUP before MPI_Finalize; frames unsymbolized")                \
+    X(KILLED, "partial: the rank ended before it could write its profile (killed by SIGKILL, or a crash)")
 
 enum wp_end {
 #define WP_X_(id, text) WP_END_##id,

@@ -28,6 +28,8 @@ struct wp_out {
     size_t n, cap;
     char *buf;          /* small[] for a file, or a preallocated region */
     char small[8192];
+    char path[4200];    /* the file, and the temporary name it is written */
+    char tmp[4208];     /* under until wp_close renames it */
 };
 
 /* A file writer flushes when its buffer fills; a memory writer (fd < 0)
@@ -130,7 +132,17 @@ static int wp_open(struct wp_out *o, const char *dir, int rank, const char *suff
     for (const char *p = suffix; *p; p++)
         path[k++] = *p;
     path[k] = '\0';
-    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Written under a temporary name and renamed when complete (rename is
+     * async-signal-safe), so that a process killed while it writes (the
+     * launcher's SIGKILL after its SIGTERM) leaves the previous file whole,
+     * never half a file. */
+    for (size_t i = 0; i <= k; i++)
+        o->path[i] = o->tmp[i] = path[i];
+    const char *ext = ".tmp";
+    for (size_t i = 0; ext[i]; i++)
+        o->tmp[k + i] = ext[i];
+    o->tmp[k + 4] = '\0';
+    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     o->n = 0;
     o->buf = o->small;
     o->cap = sizeof o->small;
@@ -143,6 +155,10 @@ static int wp_close(struct wp_out *o)
     wp_flush(o);
     if (close(o->fd) != 0)
         o->err = 1;
+    if (!o->err && rename(o->tmp, o->path) != 0)
+        o->err = 1;
+    if (o->err)
+        unlink(o->tmp);
     return o->err ? -1 : 0;
 }
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,6 +179,10 @@ static void wp_choose_dir(void)
 /* --- abnormal ends ------------------------------------------------------------ */
 
 static struct sigaction wp_old_term[3];
+
+/* How long a rank that wrote its partial files at SIGTERM waits before it
+ * dies (see wp_on_term). */
+#define WP_TERM_GRACE_NS 200000000L
 static const int wp_term_signals[3] = {SIGTERM, SIGINT, SIGHUP};
 
 /* Async-signal-safe: stops the sampler (atomics, timer_delete and
@@ -202,6 +207,15 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
     } else if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
         old->sa_handler(sig);
     } else {
+        /* A grace before dying: a launcher that forwards SIGTERM to every
+         * rank kills the others with SIGKILL as soon as the first one is
+         * gone (Open MPI's mpirun did so 2-7 ms later here), and a rank that
+         * got no CPU in between (4 ranks on 2 cores) would lose its files.
+         * Each rank waits WP_TERM_GRACE_NS after writing, so the others can
+         * write theirs.  A plain system call: nanosleep itself is
+         * interposed by sampler/sleeps.c. */
+        struct timespec grace = {0, WP_TERM_GRACE_NS};
+        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
         sigaction(sig, old, NULL);
         raise(sig);
     }
@@ -267,9 +281,14 @@ static void wp_at_exit(void)
     struct wp_folded mine = {0};
     wp_write_rank(WP_END_EXIT, &mine);
     wp_folded_free(&mine);
-    if (wp_run.have_dir && wp_run.selected)
+    if (wp_run.have_dir && wp_run.selected) {
         wp_log_always("waitprof: rank %d exited without MPI_Finalize; partial profile in %s/rank.%d.folded",
                       wp_run.rank, wp_run.dir, wp_run.rank);
+        /* The same grace as at SIGTERM (wp_on_term): MPICH's launcher
+         * kills the other ranks with SIGKILL once one has exited. */
+        struct timespec grace = {0, WP_TERM_GRACE_NS};
+        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
+    }
 }
 
 /* --- rank and time selection, the end-of-run summary ----------------------------- */
@@ -495,6 +514,12 @@ void wp_hook_init(int rc)
          * normal context (profile/partial.h). */
         wp_partial_reserve();
         wp_run.sampling = wp_sampler_start(&sc) == 0;
+        /* A meta file from the start, which every ending that can write
+         * replaces: a rank killed before it writes (a launcher's SIGKILL
+         * a few ms after its SIGTERM, a crash) is still named in the
+         * report, and why. */
+        if (wp_run.have_dir)
+            wp_meta_write_sig(wp_run.dir, wp_run.rank, WP_END_KILLED);
     }
 }
 

@@ -8,12 +8,14 @@
  *                   until killed
  *   fork CODE       each rank forks a child that calls exit(); then prints
  *                   "fork rank=R child_wrote=0|1" (whether a rank.R.meta
- *                   appeared in $WAITPROF_OUT) and ends with MPI_Finalize
+ *                   was written in $WAITPROF_OUT meanwhile) and ends with
+ *                   MPI_Finalize
  * Prints "ready rank=R" once computing has started (for tests that signal). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,14 +56,19 @@ int main(int argc, char **argv)
         MPI_Recv(&buf, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     if (strcmp(how, "fork") == 0) {
+        /* The meta file waitprof wrote at MPI_Init: a new one (a new inode,
+         * since files are renamed into place) would be the child's. */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/rank.%d.meta", getenv("WAITPROF_OUT") ? getenv("WAITPROF_OUT") : ".",
+                 rank);
+        struct stat before, after;
+        int had = stat(path, &before) == 0;
         pid_t child = fork();
         if (child == 0)
             exit(9); /* runs the atexit handlers the child inherited */
         waitpid(child, NULL, 0);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/rank.%d.meta", getenv("WAITPROF_OUT") ? getenv("WAITPROF_OUT") : ".",
-                 rank);
-        printf("fork rank=%d child_wrote=%d\n", rank, access(path, F_OK) == 0);
+        int has = stat(path, &after) == 0;
+        printf("fork rank=%d child_wrote=%d\n", rank, has && (!had || after.st_ino != before.st_ino));
     }
     if (strcmp(how, "hang") == 0) {
         /* One receive that returns first, so that MPI_Recv has a minimum

@@ -49,7 +49,7 @@ CLEANFILES += tests/mpi/ws_waitall_f tests/mpi/ws_waitall_f08
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
-	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_launcher.sh \
+	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_killed.sh tests/mpi/t_launcher.sh \
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
