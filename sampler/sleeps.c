@@ -226,13 +226,16 @@ WP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
  * are already ready (an event loop): a probe with no timeout first answers
  * those without the two mask changes (about 460 ns here).  Polling is
  * level-triggered, and an epoll probe that finds nothing consumes nothing,
- * so the probe followed by the timed call is the timed call. */
+ * so the probe followed by the timed call is the timed call.  The probe
+ * itself can end with EINTR (a pending sample, even with no timeout): then
+ * the timed call answers too. */
 WP_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (timeout != 0 && wp_quiet_needed()) {
-        int rc = real_poll(fds, n, 0);
-        if (rc != 0)
+        int e = errno, rc = real_poll(fds, n, 0);
+        if (rc > 0 || (rc < 0 && errno != EINTR))
             return rc;
+        errno = e; /* nothing ready, or a sample came: the timed call decides */
     }
     WP_QUIET_CALL(int, timeout == 0, real_poll(fds, n, timeout));
 }
@@ -258,9 +261,10 @@ WP_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 WP_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
     if (timeout != 0 && wp_quiet_needed()) {
-        int rc = real_epoll_wait(epfd, ev, max, 0);
-        if (rc != 0)
+        int e = errno, rc = real_epoll_wait(epfd, ev, max, 0);
+        if (rc > 0 || (rc < 0 && errno != EINTR))
             return rc;
+        errno = e; /* nothing ready, or a sample came: the timed call decides */
     }
     WP_QUIET_CALL(int, timeout == 0, real_epoll_wait(epfd, ev, max, timeout));
 }

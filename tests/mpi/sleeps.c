@@ -206,6 +206,7 @@ static void *alarm_thread(void *arg)
 
 static volatile int stop;
 static long early, ncalls;
+static const char *const kind_name[3] = {"nanosleep", "poll", "select"};
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void count(long e, long n)
@@ -224,28 +225,30 @@ static void *stress_worker(void *arg)
     long e = 0, n = 0;
     while (!stop) {
         double t0 = now_ms(), want;
+        int rc;
         if (kind == 0) {
             struct timespec d = {0, 2 * 1000000L};
             want = 2;
-            if (nanosleep(&d, NULL) != 0)
-                e++;
+            rc = nanosleep(&d, NULL);
         } else if (kind == 1) {
             struct pollfd p = {fds[0], POLLIN, 0};
             want = 5;
-            if (poll(&p, 1, 5) != 0)
-                e++;
+            rc = poll(&p, 1, 5);
         } else {
             fd_set r;
             FD_ZERO(&r);
             FD_SET(fds[0], &r);
             struct timeval tv = {0, 3000};
             want = 3;
-            if (select(fds[0] + 1, &r, NULL, NULL, &tv) != 0)
-                e++;
+            rc = select(fds[0] + 1, &r, NULL, NULL, &tv);
         }
-        /* Returned before its time: cut short. */
-        if (now_ms() - t0 < want * 0.999)
-            e++;
+        /* Failed, or returned before its time: cut short. */
+        double took = now_ms() - t0;
+        if (rc != 0 || took < want * 0.999) {
+            if (e++ < 5)
+                fprintf(stderr, "early rank=%d %s rc=%d errno=%d took=%.3f ms\n", rank, kind_name[kind], rc,
+                        rc ? errno : 0, took);
+        }
         n++;
     }
     count(e, n);
