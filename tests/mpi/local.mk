@@ -1,13 +1,14 @@
 # Integration tests: real MPI programs under this build's mpirun, with the
 # library from this build.  Programs are built by 'make check'; the scripts
 # assert the numbers they exist for (see each script's header).
-check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress tests/mpi/sleeps tests/mpi/reqkinds \
+check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress tests/mpi/sleeps tests/mpi/reqkinds tests/mpi/observe \
 	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi
 tests_mpi_late_sender_SOURCES = tests/mpi/late_sender.c
 tests_mpi_threads_SOURCES = tests/mpi/threads.c
 tests_mpi_threads_LDADD = -lpthread
 tests_mpi_sleeps_SOURCES = tests/mpi/sleeps.c
 tests_mpi_sleeps_LDADD = -lpthread -lrt
+tests_mpi_observe_LDADD = -lpthread
 tests_mpi_stress_SOURCES = tests/mpi/stress.c
 tests_mpi_stress_LDADD = -lpthread -ldl
 tests_mpi_ending_SOURCES = tests/mpi/ending.c
@@ -49,7 +50,7 @@ CLEANFILES += tests/mpi/ws_waitall_f tests/mpi/ws_waitall_f08
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
-	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_killed.sh tests/mpi/t_launcher.sh \
+	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_killed.sh tests/mpi/t_observe.sh tests/mpi/t_launcher.sh \
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
