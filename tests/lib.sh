@@ -275,3 +275,25 @@ wp_check_source_fallback() {
     [ "$(wp_meta "$_fo/rank.0.meta" source)" = "$2" ] || wp_fail "meta names source '$(wp_meta "$_fo/rank.0.meta" source)', not $2"
     wp_note "$(grep 'WAITPROF_SOURCE' "$_fo.err")"
 }
+
+# wp_observe_base NP program args... — run the program without waitprof;
+# its output, sorted, in $WP_TMP/base; fail unless it exits with 0.
+wp_observe_base() {
+    wp_mpirun "$@" >"$WP_TMP/base.out" 2>"$WP_TMP/base.err"
+    rc=$?
+    [ $rc = 0 ] || { cat "$WP_TMP/base.err" >&2; wp_fail "$(basename "$2") without waitprof exited with $rc"; }
+    sort "$WP_TMP/base.out" >"$WP_TMP/base"
+}
+
+# wp_observe_same HZ NP program args... — the same under waitprof at HZ:
+# exit 0 and the same sorted output as wp_observe_base's.
+wp_observe_same() {
+    hz=$1; shift
+    np=$1; shift
+    WAITPROF_HZ=$hz wp_profile "$np" "$WP_TMP/o$hz" "$@" >"$WP_TMP/got.out" 2>"$WP_TMP/got.err"
+    rc=$?
+    [ $rc = 0 ] || { cat "$WP_TMP/got.err" >&2; wp_fail "$(basename "$1") at $hz Hz exited with $rc"; }
+    sort "$WP_TMP/got.out" >"$WP_TMP/got"
+    diff "$WP_TMP/base" "$WP_TMP/got" >&2 || wp_fail "at $hz Hz the program observed something else than without waitprof"
+    wp_note "$hz Hz: $(wc -l <"$WP_TMP/got") observations as without waitprof"
+}

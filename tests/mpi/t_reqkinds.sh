@@ -8,16 +8,8 @@
 # same as without it, and so is the exit status.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/reqkinds
-wp_mpirun 2 "$prog" >"$WP_TMP/base.out" 2>"$WP_TMP/base.err"
-rc=$?
-[ $rc = 0 ] || { cat "$WP_TMP/base.err" >&2; wp_fail "reqkinds without waitprof exited with $rc"; }
-sort "$WP_TMP/base.out" >"$WP_TMP/base"
+wp_observe_base 2 "$prog"
 [ "$(wc -l <"$WP_TMP/base")" -ge 20 ] || wp_fail "reqkinds printed too little: $(cat "$WP_TMP/base")"
 for hz in 100 1000; do
-    WAITPROF_HZ=$hz wp_profile 2 "$WP_TMP/o$hz" "$prog" >"$WP_TMP/got.out" 2>"$WP_TMP/got.err"
-    rc=$?
-    [ $rc = 0 ] || { cat "$WP_TMP/got.err" >&2; wp_fail "reqkinds at $hz Hz exited with $rc"; }
-    sort "$WP_TMP/got.out" >"$WP_TMP/got"
-    diff "$WP_TMP/base" "$WP_TMP/got" >&2 || wp_fail "at $hz Hz the program observed something else than without waitprof"
-    wp_note "$hz Hz: $(wc -l <"$WP_TMP/got") observations as without waitprof"
+    wp_observe_same $hz 2 "$prog"
 done
