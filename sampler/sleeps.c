@@ -139,12 +139,34 @@ static inline const sigset_t *wp_with_prof(const sigset_t *mask, sigset_t *copy)
     return copy;
 }
 
-/* The body of a plain wrapper: the real call, with SIGPROF blocked when
- * needed.  skip: no need (a zero timeout cannot be interrupted). */
-#define WP_QUIET_CALL(type, skip, call)                                                                             \
+/* The call again with SIGPROF blocked when it returned EINTR and only a
+ * sampling signal can have caused it (the thread's handler ran during the
+ * call: wp_self.sigprof).  A program's signal that came in the same
+ * instant as a sample is the one case this cannot tell apart: the call is
+ * then made again too. */
+#define WP_AGAIN_IF_SAMPLED(type, call)                                                                             \
     do {                                                                                                            \
-        if ((skip) || !wp_quiet_needed())                                                                           \
+        unsigned seen_ = wp_self.sigprof;                                                                           \
+        type rc_ = call;                                                                                            \
+        if (rc_ != (type)-1 || errno != EINTR || wp_self.sigprof == seen_)                                          \
+            return rc_;                                                                                             \
+        sigset_t old_;                                                                                              \
+        wp_quiet_begin(&old_);                                                                                      \
+        rc_ = call;                                                                                                 \
+        wp_quiet_end(&old_);                                                                                        \
+        return rc_;                                                                                                 \
+    } while (0)
+
+/* The body of a plain wrapper: the real call, with SIGPROF blocked when
+ * needed.  nowait: the call does not sleep (a zero timeout), so blocking
+ * would cost more than the call; but even then a pending sample can end it
+ * with EINTR, and it is made again, exactly: it has no time to account. */
+#define WP_QUIET_CALL(type, nowait, call)                                                                           \
+    do {                                                                                                            \
+        if (!wp_quiet_needed())                                                                                     \
             return call;                                                                                            \
+        if (nowait)                                                                                                 \
+            WP_AGAIN_IF_SAMPLED(type, call);                                                                        \
         sigset_t old_;                                                                                              \
         wp_quiet_begin(&old_);                                                                                      \
         type rc_ = call;                                                                                            \
@@ -154,13 +176,15 @@ static inline const sigset_t *wp_with_prof(const sigset_t *mask, sigset_t *copy)
 
 /* The body of a wrapper of a call that installs a signal mask: with a mask,
  * SIGPROF is added to it; without one, SIGPROF is blocked around it. */
-#define WP_QUIET_MASKED(type, skip, mask, callwith)                                                                 \
+#define WP_QUIET_MASKED(type, nowait, mask, callwith)                                                               \
     do {                                                                                                            \
-        if ((skip) || !wp_quiet_needed())                                                                           \
+        if (!wp_quiet_needed())                                                                                     \
             return callwith(mask);                                                                                  \
         sigset_t copy_, old_;                                                                                       \
         if ((mask) != NULL)                                                                                         \
             return callwith(wp_with_prof((mask), &copy_));                                                          \
+        if (nowait)                                                                                                 \
+            WP_AGAIN_IF_SAMPLED(type, callwith(NULL));                                                              \
         wp_quiet_begin(&old_);                                                                                      \
         type rc_ = callwith(NULL);                                                                                  \
         wp_quiet_end(&old_);                                                                                        \
@@ -319,21 +343,12 @@ WP_EXPORT int io_getevents(unsigned long ctx, long min_nr, long nr, void *events
 
 /* --- sockets with a timeout ----------------------------------------------------------- */
 
-/* The call once; again with SIGPROF blocked if it returned EINTR and only a
- * sampling signal can have caused it (the handler ran during the call).
- * A program's signal that came in the same instant as a sample is the one
- * case this cannot tell apart: the call is then made again too. */
+/* Sockets: made again only after an EINTR a sample caused (see above). */
 #define WP_SOCKET_CALL(type, call)                                                                                  \
     do {                                                                                                            \
-        unsigned seen_ = wp_self.sigprof;                                                                           \
-        type rc_ = call;                                                                                            \
-        if (rc_ >= 0 || errno != EINTR || wp_self.sigprof == seen_ || !wp_quiet_needed())                          \
-            return rc_;                                                                                             \
-        sigset_t old_;                                                                                              \
-        wp_quiet_begin(&old_);                                                                                      \
-        rc_ = call;                                                                                                 \
-        wp_quiet_end(&old_);                                                                                        \
-        return rc_;                                                                                                 \
+        if (!wp_quiet_needed())                                                                                     \
+            return call;                                                                                            \
+        WP_AGAIN_IF_SAMPLED(type, call);                                                                            \
     } while (0)
 
 WP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)

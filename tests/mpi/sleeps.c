@@ -8,9 +8,9 @@
  *   sleeps thread    the same from a second thread, while the main thread
  *                    waits in MPI_Recv for rank 1, which sends after 600 ms
  *   sleeps stress S  S seconds: three threads sleep, poll a pipe and select
- *                    in short timed calls while the main thread makes MPI
- *                    calls; "stress RANK early=N calls=N", and exit code 3
- *                    after MPI_Finalize
+ *                    in short timed calls, a fourth polls with no timeout,
+ *                    while the main thread makes MPI calls; "stress RANK
+ *                    early=N calls=N", and exit code 3 after MPI_Finalize
  */
 #include <errno.h>
 #include <mpi.h>
@@ -206,7 +206,7 @@ static void *alarm_thread(void *arg)
 
 static volatile int stop;
 static long early, ncalls;
-static const char *const kind_name[3] = {"nanosleep", "poll", "select"};
+static const char *const kind_name[4] = {"nanosleep", "poll", "select", "poll0"};
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void count(long e, long n)
@@ -234,13 +234,23 @@ static void *stress_worker(void *arg)
             struct pollfd p = {fds[0], POLLIN, 0};
             want = 5;
             rc = poll(&p, 1, 5);
-        } else {
+        } else if (kind == 2) {
             fd_set r;
             FD_ZERO(&r);
             FD_SET(fds[0], &r);
             struct timeval tv = {0, 3000};
             want = 3;
             rc = select(fds[0] + 1, &r, NULL, NULL, &tv);
+        } else {
+            /* Polls with no timeout, as an event loop makes them: a
+             * pending sample must not end one with EINTR. */
+            struct pollfd p = {fds[0], POLLIN, 0};
+            want = 0;
+            rc = 0;
+            for (int i = 0; i < 2000 && rc == 0; i++)
+                rc = poll(&p, 1, 0);
+            struct timespec d = {0, 1000000L};
+            nanosleep(&d, NULL);
         }
         /* Failed, or returned before its time: cut short. */
         double took = now_ms() - t0;
@@ -257,8 +267,8 @@ static void *stress_worker(void *arg)
 
 static void stress(double secs)
 {
-    pthread_t th[3];
-    for (long k = 0; k < 3; k++)
+    pthread_t th[4];
+    for (long k = 0; k < 4; k++)
         pthread_create(&th[k], NULL, stress_worker, (void *)k);
     double t0 = now_ms();
     long iter = 0;
@@ -273,7 +283,7 @@ static void stress(double secs)
         usleep(1000);
     }
     stop = 1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         pthread_join(th[k], NULL);
     printf("stress %d early=%ld calls=%ld mpi=%ld\n", rank, early, ncalls, iter);
     fflush(stdout);
