@@ -1,7 +1,7 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is seven files, one job each (store.c, the sample store, has its own header):
+ * The sampler is eight files, one job each (store.c, the sample store, has its own header):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;
@@ -12,7 +12,9 @@
  *   a call that may wait;
  * - objects.c keeps the unwinder's table of loaded objects current across
  *   dlopen and dlclose and guards the loader's calls;
- * - unwind.c unwinds a stack from the objects' DWARF rules.
+ * - unwind.c unwinds a stack from the objects' DWARF rules;
+ * - sleeps.c keeps the sampling signal from cutting the program's sleeps
+ *   and timed waits short (it needs none of the above).
  * A function whose name ends in _sig is called from the SIGPROF handler
  * (some also from normal context) and is async-signal-safe; its comment
  * says why.

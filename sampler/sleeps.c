@@ -29,6 +29,10 @@
  * handler ran during the call (wp_self.sigprof counts its deliveries) is
  * the call made again with SIGPROF blocked.  Its timeout then restarts:
  * the call lasts at most one sampling period longer than without waitprof.
+ * Calls with a zero timeout, which an event loop makes often, are treated
+ * the same way: they do not sleep, but a sample pending when they are made
+ * ends them with EINTR too, and made again they are exactly what they
+ * were.
  *
  * Cost: without a signal, two rt_sigprocmask system calls per wrapped
  * sleep or wait (doc/performance.md), except poll and epoll_wait on
