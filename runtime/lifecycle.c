@@ -190,11 +190,12 @@ static const int wp_term_signals[3] = {SIGTERM, SIGINT, SIGHUP};
  * only, then lets the signal do what it would have done without waitprof. */
 static void wp_on_term(int sig, siginfo_t *si, void *uc)
 {
-    int idx = 0;
+    int idx = 0, wrote = 0;
     while (idx < 2 && wp_term_signals[idx] != sig)
         idx++;
     if (getpid() == wp_pid && !__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir &&
         wp_run.selected) {
+        wrote = 1;
         wp_sampler_stop();
         wp_run.end_ns = wp_now_ns();
         enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
@@ -215,7 +216,8 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
          * write theirs.  A plain system call: nanosleep itself is
          * interposed by sampler/sleeps.c. */
         struct timespec grace = {0, WP_TERM_GRACE_NS};
-        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
+        if (wrote) /* not a forked child, nor a rank that writes nothing */
+            syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
         sigaction(sig, old, NULL);
         raise(sig);
     }
