@@ -1,7 +1,7 @@
 /* profile/partial.c — see profile/partial.h.  Everything reachable from
  * wp_meta_write_sig() and wp_partial_write_folded_sig() is async-signal-safe:
- * open, write, close (POSIX list), and this file's own formatting on stack
- * buffers.  No stdio, no malloc. */
+ * open, write, close, rename and unlink (POSIX's list), and this file's own
+ * formatting on stack buffers.  No stdio, no malloc. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -42,7 +42,6 @@
  * and wp_full_<MPI name>, which wp_fn_lookup() reads as the MPI name. */
 #define WP_WRAP_FORM static __attribute__((noinline, section("wp_wrap_text")))
 
-
 /* The stall source's side of a call (mpit/source.c), named by the table's
  * via=, newcomm= and freecomm directives. */
 void wp_src_comm_new(MPI_Comm comm);
