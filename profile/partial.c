@@ -170,7 +170,7 @@ static int wp_nthreads(void)
     return n > WP_MAX_THREADS ? WP_MAX_THREADS : n;
 }
 
-void wp_totals_collect(struct wp_totals *t)
+void wp_totals_collect_sig(struct wp_totals *t)
 {
     memset(t, 0, sizeof *t);
     struct wp_store merged;
@@ -284,7 +284,7 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_META)) != 0)
         return -1;
     struct wp_totals t;
-    wp_totals_collect(&t);
+    wp_totals_collect_sig(&t);
     wp_puts(&o, wp_meta_key(WP_MK_format));
     wp_puts(&o, "=");
     wp_puts(&o, wp_file_format(WP_FILE_META));

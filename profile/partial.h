@@ -11,7 +11,7 @@
  *   and after each dlopen and dlclose) and the MPI call frame is named from
  *   the state record.  Also
  *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
- * Both read the stores only after sampling was stopped (wp_sampler_stop()).
+ * Both read the stores only after sampling was stopped (wp_sampler_stop_sig()).
  */
 #ifndef WP_PROFILE_PARTIAL_H
 #define WP_PROFILE_PARTIAL_H
@@ -30,7 +30,7 @@ struct wp_totals {
 };
 
 /* Sum the counters of every registered thread. */
-void wp_totals_collect(struct wp_totals *t);
+void wp_totals_collect_sig(struct wp_totals *t);
 
 /* Reserve the memory the signal-time writer sorts in (normal context). */
 void wp_partial_reserve(void);

@@ -1,6 +1,6 @@
 /* profile/profile.h — the symbolized outputs written at the end of a run.
  *
- * Contract (normal context, after wp_sampler_stop()):
+ * Contract (normal context, after wp_sampler_stop_sig()):
  * - wp_profile_build() turns every thread's store into folded lines, the MPI
  *   state as the root frame ("Not-in-MPI", "MPI-Work", "MPI-Stall"), sorted
  *   and merged.  Held samples of collective calls are classified here

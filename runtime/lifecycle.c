@@ -196,7 +196,7 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
     if (getpid() == wp_pid && !__atomic_exchange_n(&wp_finished, 1, __ATOMIC_ACQ_REL) && wp_run.have_dir &&
         wp_run.selected) {
         wrote = 1;
-        wp_sampler_stop();
+        wp_sampler_stop_sig();
         wp_run.end_ns = wp_now_ns();
         enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
@@ -246,7 +246,7 @@ static void wp_install_term_handlers(void)
  * The symbolized lines are left in *mine for the merge. */
 static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
 {
-    wp_sampler_stop();
+    wp_sampler_stop_sig();
     wp_run.end_ns = wp_now_ns();
     /* At MPI_Finalize, the estimator's minima first (collective: every
      * rank, selected or not): the held samples of collective calls are
@@ -360,7 +360,7 @@ static uint64_t wp_intervals_text(char *buf, size_t cap)
 static void wp_finalize_summary(void)
 {
     struct wp_totals t;
-    wp_totals_collect(&t);
+    wp_totals_collect_sig(&t);
     uint64_t stride = t.stride_max, merged = t.merged;
     char iv[2048] = "";
     uint64_t sampled_ns = wp_run.selected && wp_run.sampling ? wp_intervals_text(iv, sizeof iv) : 0;

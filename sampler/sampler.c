@@ -246,7 +246,7 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
     return 0;
 }
 
-void wp_sampler_stop(void)
+void wp_sampler_stop_sig(void)
 {
     if (!wp_smp_started)
         return;

@@ -14,11 +14,12 @@
  *   (WAITPROF_TIMER=tick, the default; sampler/timers.c says why and how), so all
  *   threads sample at the same instants; WAITPROF_TIMER=free gives each
  *   thread one periodic timer started with it.
- * - wp_sampler_stop() stops every timer and waits until no handler runs;
- *   after it the stores are quiescent and may be read.
+ * - wp_sampler_stop_sig() stops every timer and waits until no handler runs;
+ *   after it the stores are quiescent and may be read.  The termination
+ *   handler calls it too: atomics, timer_delete and sched_yield only.
  * - Samples that land while any thread may hold the dynamic loader's lock
- *   (dlopen, dlclose, dl_iterate_phdr, waitprof's own dlsym) are dropped and
- *   counted, because the unwinder may call dl_iterate_phdr.
+ *   (state/thread.h, wp_dl_held) are dropped and counted, because the
+ *   unwinder may call dl_iterate_phdr.
  */
 #ifndef WP_SAMPLER_SAMPLER_H
 #define WP_SAMPLER_SAMPLER_H
@@ -69,7 +70,7 @@ int wp_sampler_start(const struct wp_sampler_config *cfg);
 /* The tick the expirations are put on (WAITPROF_TIMER=tick with a wall
  * clock), in ns; 0 when the timers run free. */
 uint64_t wp_sampler_tick_ns(void);
-void wp_sampler_stop(void);
+void wp_sampler_stop_sig(void);
 int wp_sampler_running(void);
 
 /* Move the samples the handler held for the calling thread's current call
