@@ -137,7 +137,8 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
         if (strcmp(k, wp_meta_key(WP_MK_status)) == 0) {
             ri->partial = !wp_end_is_complete(val);
             if (strcmp(val, wp_end_status(WP_END_KILLED)) == 0)
-                wp_rep_problem(&R->c, "%s: %s; only its settings are known", name, val + 9 /* "partial: " */);
+                wp_rep_problem(&R->c, "%s: %s; only its settings are known", name,
+                               val + strlen("partial: "));
         }
         else if (strcmp(k, wp_meta_key(WP_MK_size)) == 0 && atoi(val) > R->size)
             R->size = atoi(val);

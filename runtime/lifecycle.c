@@ -183,6 +183,14 @@ static struct sigaction wp_old_term[3];
 /* How long a rank that wrote its partial files at SIGTERM waits before it
  * dies (see wp_on_term). */
 #define WP_TERM_GRACE_NS 200000000L
+
+/* Wait WP_TERM_GRACE_NS.  A plain system call, async-signal-safe:
+ * nanosleep itself is interposed by sampler/sleeps.c. */
+static void wp_term_grace(void)
+{
+    struct timespec grace = {0, WP_TERM_GRACE_NS};
+    syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
+}
 static const int wp_term_signals[3] = {SIGTERM, SIGINT, SIGHUP};
 
 /* Async-signal-safe: stops the sampler (atomics, timer_delete and
@@ -213,11 +221,9 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
          * gone (Open MPI's mpirun did so 2-7 ms later here), and a rank that
          * got no CPU in between (4 ranks on 2 cores) would lose its files.
          * Each rank waits WP_TERM_GRACE_NS after writing, so the others can
-         * write theirs.  A plain system call: nanosleep itself is
-         * interposed by sampler/sleeps.c. */
-        struct timespec grace = {0, WP_TERM_GRACE_NS};
+         * write theirs. */
         if (wrote) /* not a forked child, nor a rank that writes nothing */
-            syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
+            wp_term_grace();
         sigaction(sig, old, NULL);
         raise(sig);
     }
@@ -288,8 +294,7 @@ static void wp_at_exit(void)
                       wp_run.rank, wp_run.dir, wp_run.rank);
         /* The same grace as at SIGTERM (wp_on_term): MPICH's launcher
          * kills the other ranks with SIGKILL once one has exited. */
-        struct timespec grace = {0, WP_TERM_GRACE_NS};
-        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &grace, NULL);
+        wp_term_grace();
     }
 }
 
