@@ -9,6 +9,7 @@
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "fallback/wsreduce.h"
+#include "match/match.h"
 #include "state/log.h"
 #include "sampler/store.h"
 #include "symbols/symbolize.h"
@@ -38,6 +39,9 @@ struct wp_row {
     uint64_t calls, time_ns, min_ns, max_ns, max2_ns, wait_ns;
     uint64_t early_calls;   /* complete on entry: zero wait, not in the minimum */
     uint64_t plain_wait_ns; /* the paper's estimate, without that remedy */
+    uint64_t matched;       /* instances matched with their partners' (match/):
+                             * then wait_ns is measured, not estimated */
+    uint64_t ci_ns;         /* the measured wait's 95 % interval, half-width */
 };
 
 static int wp_row_cmp(const void *a, const void *b)
@@ -48,11 +52,12 @@ static int wp_row_cmp(const void *a, const void *b)
 
 static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, double run_total, double threshold)
 {
-    fprintf(f, "waitprof wait states (minimum-duration estimate, PMPI wrappers)\n");
+    fprintf(f, "waitprof wait states (measured from matched instances where 'how' says so, else the\n"
+               "minimum-duration estimate)\n");
     fprintf(f, "%d ranks, %.3f s of run time summed over ranks; call sites with wait >= %.1f%% of it\n\n", size,
             run_total, threshold * 100);
     fprintf(f, "%-40s %-16s %-15s %9s %11s %11s %7s  %s\n", "call site", "function", "pattern", "calls",
-            "time s", "wait s", "wait %", "wait per rank s: min (rank) / avg / max (rank)");
+            "time s", "wait s", "wait %", "wait per rank s: min (rank) / avg / max (rank)    how");
     size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
         double wait = agg[i].wait_ns * 1e-9;
@@ -66,10 +71,16 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
             snprintf(rmins, sizeof rmins, "others");
         else
             snprintf(rmins, sizeof rmins, "%d", rmin);
-        fprintf(f, "%-40s %-16s %-15s %9llu %11.3f %11.3f %6.2f%%  %.3f (%s) / %.3f / %.3f (%d)\n", agg[i].site,
-                wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern), (unsigned long long)agg[i].calls,
-                agg[i].time_ns * 1e-9, wait, 100.0 * wait / run_total, wmin, rmins, wait / size, agg[i].wmax,
-                (int)agg[i].rmax);
+        char how[48];
+        if (agg[i].matched)
+            snprintf(how, sizeof how, "measured %llu/%llu", (unsigned long long)agg[i].matched,
+                     (unsigned long long)agg[i].calls);
+        else
+            snprintf(how, sizeof how, "estimated");
+        fprintf(f, "%-40s %-16s %-15s %9llu %11.3f %11.3f %6.2f%%  %.3f (%s) / %.3f / %.3f (%d)    %s\n",
+                agg[i].site, wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern),
+                (unsigned long long)agg[i].calls, agg[i].time_ns * 1e-9, wait, 100.0 * wait / run_total, wmin, rmins,
+                wait / size, agg[i].wmax, (int)agg[i].rmax, how);
         shown++;
     }
     if (shown == 0)
@@ -81,14 +92,15 @@ static void wp_write_tsv(FILE *f, const struct wp_agg *agg, size_t n, int size, 
 {
     fprintf(f, "# " WP_FORMAT_WAITSTATES "\n");
     fprintf(f, "site\tfunction\tpattern\tcalls\ttime_s\twait_s\twait_ratio\twait_min_s\twait_min_rank"
-               "\twait_avg_s\twait_max_s\twait_max_rank\n");
+               "\twait_avg_s\twait_max_s\twait_max_rank\tmethod\tmatched\n");
     for (size_t i = 0; i < n; i++) {
         double wait = agg[i].wait_ns * 1e-9;
         int all = agg[i].nranks == (uint64_t)size;
-        fprintf(f, "%s\t%s\t%s\t%llu\t%.9f\t%.9f\t%.6f\t%.9f\t%d\t%.9f\t%.9f\t%d\n", agg[i].site,
+        fprintf(f, "%s\t%s\t%s\t%llu\t%.9f\t%.9f\t%.6f\t%.9f\t%d\t%.9f\t%.9f\t%d\t%s\t%llu\n", agg[i].site,
                 wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern), (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, run_total > 0 ? wait / run_total : 0, all ? agg[i].wmin : 0,
-                all ? (int)agg[i].rmin : -1, wait / size, agg[i].wmax, (int)agg[i].rmax);
+                all ? (int)agg[i].rmin : -1, wait / size, agg[i].wmax, (int)agg[i].rmax,
+                agg[i].matched ? "measured" : "estimated", (unsigned long long)agg[i].matched);
     }
 }
 
@@ -334,6 +346,12 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                                             c->early_count, m);
                 plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, pm);
             }
+            /* Where instances of the category were matched, their waits
+             * replace the estimate (match/match.h). */
+            struct wp_mcat mc = {c->site, c->fn, c->sclass, c->role};
+            int64_t measured = r->pattern != WP_PAT_NONE ? wp_match_wait(&mc, c->count, &r->ci_ns, &r->matched) : -1;
+            if (measured >= 0)
+                wait = (uint64_t)measured < r->time_ns ? (uint64_t)measured : r->time_ns;
             r->wait_ns = wait;
             r->plain_wait_ns = plain;
             if (sy)
@@ -353,20 +371,23 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         if (f) {
             fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_WAITS), wp_file_version(WP_FILE_WAITS));
             fprintf(f, "site\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns"
-                       "\tearly_calls\tplain_wait_ns\tcompletes\n");
+                       "\tearly_calls\tplain_wait_ns\tcompletes\tmethod\tmatched\tci_ns\n");
             for (size_t i = 0; i < nrows; i++) {
                 const struct wp_row *r = &rows[i];
                 /* role keeps its three values; what a completion call
                  * completed (its request kind) is the last column. */
                 int kinds = wp_fn_table[r->fn].wclass == WP_CLASS_WAIT;
-                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\n", r->site,
+                fprintf(f, "%s\t%s\t%s\t%d\t%s\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%llu\t%s\t%s\t%llu\t%llu\n",
+                        r->site,
                         wp_fn_table[r->fn].name, wp_pattern_name(r->pattern), r->sclass,
                         wp_role_name(r->role < WP_ROLES ? r->role : WP_ROLE_ANY),
                         (unsigned long long)r->calls, (unsigned long long)r->time_ns,
                         (unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
                         (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns,
                         (unsigned long long)r->early_calls, (unsigned long long)r->plain_wait_ns,
-                        !kinds ? "-" : r->role == WP_ROLE_ANY ? "unknown" : wp_role_name(r->role));
+                        !kinds ? "-" : r->role == WP_ROLE_ANY ? "unknown" : wp_role_name(r->role),
+                        r->pattern == WP_PAT_NONE ? "-" : r->matched ? "measured" : "estimated",
+                        (unsigned long long)r->matched, (unsigned long long)r->ci_ns);
             }
             if (overflow)
                 fprintf(f, "# calls not recorded (tables full): %llu\n", (unsigned long long)overflow);
@@ -392,6 +413,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         a->calls = rows[i].calls;
         a->time_ns = rows[i].time_ns;
         a->wait_ns = rows[i].wait_ns;
+        a->matched = rows[i].matched;
         a->nranks = 1;
         a->wmin = a->wmax = rows[i].wait_ns * 1e-9;
         a->rmin = a->rmax = rank;

@@ -31,6 +31,7 @@ size_t wp_agg_normalize(struct wp_agg *v, size_t n)
             v[k].calls += v[i].calls;
             v[k].time_ns += v[i].time_ns;
             v[k].wait_ns += v[i].wait_ns;
+            v[k].matched += v[i].matched;
             v[k].wmin = v[k].wmax = v[k].wait_ns * 1e-9;
         } else {
             v[++k] = v[i];
@@ -45,6 +46,7 @@ static void wp_agg_combine(struct wp_agg *into, const struct wp_agg *b)
     into->calls += b->calls;
     into->time_ns += b->time_ns;
     into->wait_ns += b->wait_ns;
+    into->matched += b->matched;
     into->nranks += b->nranks;
     if (b->wmin < into->wmin || (b->wmin == into->wmin && b->rmin < into->rmin)) {
         into->wmin = b->wmin;

@@ -22,6 +22,8 @@ struct wp_agg {
     char site[WP_SITE_MAX];
     int32_t fn, pattern;
     uint64_t calls, time_ns, wait_ns;
+    uint64_t matched;    /* instances whose wait was measured (match/match.h);
+                          * 0: the wait is the minimum-duration estimate */
     uint64_t nranks;     /* ranks with at least one row for the key */
     double wmin, wmax;   /* seconds of wait of one rank at the key */
     int64_t rmin, rmax;  /* the ranks they belong to */

@@ -34,6 +34,7 @@
 #include "state/log.h"
 #include "state/run.h"
 #include "fallback/estimate.h"
+#include "match/match.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
 #include "profile/calls.h"
@@ -495,6 +496,10 @@ void wp_hook_init(int rc)
     wp_hook_stalled = wp_src_stalled_sig;
     /* After the calibration: the estimator's histogram edges are in ticks. */
     wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
+    /* Matched instances measure the estimator's categories, so they need
+     * its recording (and so full wrappers).  A quarter of the sample
+     * budget holds the point-to-point records. */
+    wp_match_init(wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match, wp_run.cfg.memory / 4);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;
@@ -556,6 +561,8 @@ void wp_hook_finalize(void)
     wp_write_rank(WP_END_COMPLETE, &mine);
     wp_folded_free(&mine);
     uint64_t est0 = wp_now_ns();
+    /* Matching first: the estimator's rows take the measured waits. */
+    wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
     wp_estimate_finalize(wp_comm, wp_run.rank, wp_run.size, wp_run.dir, wp_run.have_dir, wp_run.selected,
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
     wp_est_ns = wp_now_ns() - est0;

@@ -173,6 +173,8 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     c->estimate = wp_word(get, report, wp_var_name(WP_VAR_ESTIMATE), bools, 1, "0 or 1");
     c->callpath_depth = wp_int(get, report, wp_var_name(WP_VAR_CALLPATH_DEPTH), 1, 16, 1,
                                "frames per wait-state call site, a whole number from 1 to 16");
+    c->match = wp_int(get, report, wp_var_name(WP_VAR_MATCH), 0, 65536, 16,
+                      "one instance in N matched, a whole number from 0 (off) to 65536");
     c->matrix = wp_word(get, report, wp_var_name(WP_VAR_MATRIX), bools, 0, "0 or 1");
     c->lean = wp_word(get, report, wp_var_name(WP_VAR_LEAN), bools, 0, "0 or 1");
     if (c->lean && (c->matrix || (get(wp_var_name(WP_VAR_ESTIMATE)) && c->estimate))) {

@@ -23,7 +23,7 @@
  * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
-    X(CALLPATH_DEPTH) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
+    X(CALLPATH_DEPTH) X(MATCH) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
 
 enum wp_var {
 #define WP_X_(id) WP_VAR_##id,
@@ -68,6 +68,10 @@ struct wp_config {
                           * what the recording costs) */
     int callpath_depth;  /* WAITPROF_CALLPATH_DEPTH: user frames per wait-state
                           * call site, 1..16, default 1 */
+    int match;           /* WAITPROF_MATCH: one message or collective instance
+                          * in N is matched with its partner's (match/match.h),
+                          * besides the first 16 of each channel; 0..65536,
+                          * default 16, 0 off; rounded down to a power of two */
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
                           * clock and keep no per-call figures (wrap/wrap.h);

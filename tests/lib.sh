@@ -122,6 +122,46 @@ wp_waits_sum() {
               printf "%.6f\n", sum / 1e9 }' "$1"
 }
 
+# wp_waits_method FILE FUNCTION PATTERN — the method column of the rows of a
+# rank.R.waits file whose function and pattern match, printed once:
+# "measured" (the wait comes from matched message or collective instances)
+# or "estimated" (the minimum-duration estimate).  Columns are found by name
+# as in wp_waits_sum.  Fails with status 2 unless line 1 is
+# "# waitprof-waits 1" and line 2 names function, pattern and method, 3 when
+# no row matches, 4 when the matching rows name different methods.
+wp_waits_method() {
+    awk -F '\t' -v fn="$2" -v pat="$3" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["function"] || !col["pattern"] || !col["method"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat {
+            if (rows++ && $col["method"] != m) { bad = 4; exit }
+            m = $col["method"] }
+        END { if (bad) exit bad
+              if (NR < 2) exit 2
+              if (!rows) exit 3
+              print m }' "$1"
+}
+
+# wp_waits_matched FILE FUNCTION PATTERN — the matched column (instances
+# whose wait was measured by matching both sides) of the rows of a
+# rank.R.waits file whose function and pattern match, summed.  Fails like
+# wp_waits_method: status 2 for the format or a missing column, 3 when no
+# row matches.
+wp_waits_matched() {
+    awk -F '\t' -v fn="$2" -v pat="$3" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["function"] || !col["pattern"] || !col["matched"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat { sum += $col["matched"]; rows++ }
+        END { if (bad) exit bad
+              if (NR < 2) exit 2
+              if (!rows) exit 3
+              print sum + 0 }' "$1"
+}
+
 # wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state
 # estimate against the truth its program printed: every rank 0..NP-1 wrote
 # DIR/rank.R.waits whose first line is "# waitprof-waits 1"; STDOUT holds

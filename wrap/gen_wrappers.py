@@ -202,6 +202,113 @@ TRAFFIC = {
 }
 
 
+# Matched instances (match/match.h): the wrappers number messages and
+# collective calls and record the chosen ones.  Parameters by position, as
+# the standard orders them (their names differ between MPI libraries).
+# Blocking sends: (dest, tag, comm, lr): lr says the send's own wait (Late
+# Receiver) is measured; MPI_Bsend and MPI_Rsend never wait for a receive.
+MATCH_SEND = {"MPI_Send": (3, 4, 5, 1), "MPI_Ssend": (3, 4, 5, 1), "MPI_Bsend": (3, 4, 5, 0),
+              "MPI_Rsend": (3, 4, 5, 0), "MPI_Isend": (3, 4, 5, 0), "MPI_Ibsend": (3, 4, 5, 0),
+              "MPI_Issend": (3, 4, 5, 0), "MPI_Irsend": (3, 4, 5, 0)}
+# Blocking receives: (source, tag, comm, status).
+MATCH_RECV = {"MPI_Recv": (3, 4, 5, 6)}
+# Both halves: (dest, sendtag, source, recvtag, comm, status).
+MATCH_SENDRECV = {"MPI_Sendrecv": (3, 4, 8, 9, 10, 11), "MPI_Sendrecv_replace": (3, 4, 5, 6, 7, 8)}
+# Nonblocking receives: (source, tag, comm, request).
+MATCH_IRECV = {"MPI_Irecv": (3, 4, 5, 6)}
+# Completion calls: requests, count (None: one request), the status
+# parameter and whether it is an array, which requests completed ("all",
+# "one" at index parameter idx, or the "list" of outcount out at idx), and
+# the flag of the tests.
+MATCH_DONE = {
+    "MPI_Wait": dict(reqs=0, n=None, st=1, arr=False, done="all"),
+    "MPI_Waitall": dict(reqs=1, n=0, st=2, arr=True, done="all"),
+    "MPI_Waitany": dict(reqs=1, n=0, st=3, arr=False, done="one", idx=2),
+    "MPI_Waitsome": dict(reqs=1, n=0, st=4, arr=True, done="list", out=2, idx=3),
+    "MPI_Test": dict(reqs=0, n=None, st=2, arr=False, done="all", flag=1),
+    "MPI_Testall": dict(reqs=1, n=0, st=3, arr=True, done="all", flag=2),
+    "MPI_Testany": dict(reqs=1, n=0, st=4, arr=False, done="one", idx=2, flag=3),
+    "MPI_Testsome": dict(reqs=1, n=0, st=4, arr=True, done="list", out=2, idx=3),
+}
+# Blocking collectives: the classes whose calls are numbered per communicator.
+MATCH_COLL = {"nxn", "barrier", "one2n", "n2one"}
+
+
+def match_status(name, names):
+    """(declarations, names with the status replaced) for a call whose status
+    matching may need when the program ignores it: a wildcard receive's
+    source and tag (match/match.h).  The status is an output only, so giving
+    the call one of waitprof's changes nothing the program sees."""
+    if name in MATCH_RECV or name in MATCH_SENDRECV:
+        src, tag, st = (MATCH_RECV[name][0], MATCH_RECV[name][1], MATCH_RECV[name][3]) if name in MATCH_RECV \
+            else (MATCH_SENDRECV[name][2], MATCH_SENDRECV[name][3], MATCH_SENDRECV[name][5])
+        decl = ["    MPI_Status wp_mst1, *wp_msts = %s;" % names[st],
+                "    if (wp_t && wp_match_on && %s == MPI_STATUS_IGNORE && (%s == MPI_ANY_SOURCE || %s == MPI_ANY_TAG))"
+                % (names[st], names[src], names[tag]),
+                "        wp_msts = &wp_mst1;"]
+    elif name in MATCH_DONE:
+        m = MATCH_DONE[name]
+        st, reqs = names[m["st"]], names[m["reqs"]]
+        n = names[m["n"]] if m["n"] is not None else "1"
+        ignore = "MPI_STATUSES_IGNORE" if m["arr"] else "MPI_STATUS_IGNORE"
+        decl = ["    struct wp_mpend wp_mp;",
+                "    wp_mp.n = wp_mp.want_status = 0;",
+                "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))",
+                "        wp_match_take(&wp_mp, %s, %s);" % (reqs, n),
+                "    MPI_Status wp_mstb[%s], *wp_msts = %s;" % ("WP_MATCH_PEND" if m["arr"] else "1", st),
+                "    if (wp_mp.want_status && %s == %s%s)" % (st, ignore,
+                                                            " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
+                "        wp_msts = wp_mstb;"]
+    else:
+        return [], names
+    sub = list(names)
+    sub[(MATCH_RECV.get(name) or MATCH_SENDRECV.get(name) or (0, 0, 0, 0, 0, 0))[-1]
+        if name not in MATCH_DONE else MATCH_DONE[name]["st"]] = "wp_msts"
+    return decl, sub
+
+
+def match_lines(name, cls, opts, names, early, rq):
+    """The numbering after a successful call of the full C form; wp_mc holds
+    the call's category when the estimator recorded it."""
+    out = []
+    enter = "wp_t->enter_ticks"
+    if name in MATCH_SEND:
+        d, t, c, lr = MATCH_SEND[name]
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d);" % (names[d], names[t], names[c], enter, lr))
+    if name in MATCH_RECV:
+        s, t, c, _ = MATCH_RECV[name]
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s);" % (names[s], names[t], names[c], enter))
+    if name in MATCH_SENDRECV:
+        d, st, s, rt, c, _ = MATCH_SENDRECV[name]
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0);" % (names[d], names[st], names[c], enter))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s);" % (names[s], names[rt], names[c], enter))
+    if name in MATCH_IRECV:
+        s, t, c, r = MATCH_IRECV[name]
+        out.append("        wp_match_irecv(*%s, %s, %s, %s, %s);" % (names[r], names[s], names[t], names[c], enter))
+    elif opts.get("req") not in (None, "free") and rq is not None:
+        # A new request whose handle value a stale tracked receive had.
+        out.append("        wp_match_forget(*%s);" % names[rq])
+    if cls in MATCH_COLL and "comm" in names:
+        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s);" % (names[names.index("comm")], enter))
+    if out:
+        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS && wp_match_on) {")
+        out.append("    }")
+    if name in MATCH_DONE:
+        m = MATCH_DONE[name]
+        cond = "wp_mp.n && wp_rc == MPI_SUCCESS"
+        if "flag" in m:
+            cond += " && *%s" % names[m["flag"]]
+        if m["done"] == "all":
+            args = "1, -1, NULL, 0"
+        elif m["done"] == "one":
+            args = "0, *%s, NULL, 0" % names[m["idx"]]
+        else:
+            args = "0, -1, %s, *%s" % (names[m["idx"]], names[m["out"]])
+        out.append("    if (%s)" % cond)
+        out.append("        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early))
+    return out
+
+
 def traffic_lines(name, names, known=None):
     """The traffic calls of a C wrapper; known maps a size expression the
     wrapper has already computed to the variable holding it."""
@@ -252,6 +359,9 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     if "freecomm" in opts:
         check_comm_param(cname, decls, 0)
         out.append("    if (wp_t) wp_src_comm_free(*%s);" % names[0])
+        # Collective, as the call is: the communicator's batch of matched
+        # collective instances is reduced before it goes.
+        out.append("    if (wp_t) wp_match_comm_free(*%s);" % names[0])
     req = None if lean else opts.get("req")
     rq = request_param(decls) if req else None
     if req and rq is None:
@@ -267,13 +377,18 @@ def c_body(name, cname, cls, opts, decls, names, lean):
                    % (names[r], names[n] if n is not None else "1", forget))
         role_kind = "wp_kind"
     early = "0"
+    # Matched instances (match/match.h): a status of waitprof's own where
+    # a wildcard receive's must be read and the program ignores it.
+    mdecl, cnames = match_status(name, names) if not lean else ([], names)
+    out += mdecl
+    args = ", ".join(cnames)
     if cname in REMEDY and not lean:
         # Only when every request is of a kind the test is safe for
         # (wp_req_kinds); an error from the test is the call's error, as the
         # standard makes it the wait's.
         test, flag = REMEDY[cname]
         out.append("    int wp_early = 0;" if "wp_flag" not in test else "    int wp_flag = 0, wp_early = 0;")
-        out.append("    int wp_rc = wp_known ? " + test.format(*names) + " : MPI_SUCCESS;")
+        out.append("    int wp_rc = wp_known ? " + test.format(*cnames) + " : MPI_SUCCESS;")
         out.append("    if (wp_known && wp_rc == MPI_SUCCESS && (%s))" % flag.format(*names))
         out.append("        wp_early = 1;")
         out.append("    else if (wp_rc == MPI_SUCCESS)")
@@ -296,11 +411,15 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         # The size is computed once for the estimator and the traffic count.
         out.append("    uint64_t wp_nb = 0;")
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
-        out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s);"
+        out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                    % (name, bytes_expr, role_expr, early))
         out += traffic_lines(name, names, {bytes_expr: "wp_nb"})
     else:
         out += traffic_lines(name, names)
+    if not lean:
+        out += match_lines(name, cls, opts, names, early, rq)
+        if any("wp_mc" in l for l in out):
+            out.insert(1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
@@ -308,6 +427,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         k = int(opts["newcomm"])
         check_comm_param(cname, decls, k)
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS) wp_src_comm_new(*%s);" % names[k])
+        # Numbered when its parent is: not MPI_Comm_idup's, which is not
+        # ready when the call returns.
+        if "req" not in opts and re.match(r"^(const\s+)?MPI_Comm\s+\w+$", decls[0]):
+            out.append("    if (wp_t && wp_rc == MPI_SUCCESS) wp_match_comm_new(%s, *%s);" % (names[0], names[k]))
     if "arg0" in opts:
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS) %s(%s);" % (opts["arg0"], names[0]))
     out.append("    return wp_rc;")
@@ -416,6 +539,7 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    if (wp_t) %s();" % opts["before"])
         if "freecomm" in opts:
             out.append("    if (wp_t) wp_src_comm_free(PMPI_Comm_f2c(*(MPI_Fint *)a0));")
+            out.append("    if (wp_t) wp_match_comm_free(PMPI_Comm_f2c(*(MPI_Fint *)a0));")
         if req == "free":
             out.append("    if (wp_r)")
             out.append("        wp_req_forget(wp_freq_key(a%d));" % rq)
@@ -463,8 +587,10 @@ def gen_f(name, cls, opts, names, decls):
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
             if role_kind:
                 role_expr = role_kind
+            out.append("    struct wp_mcat wp_mc;")
             out.append("    if (wp_r && %s)" % ok)
-            out.append("        wp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s);" % (name, bytes_expr, role_expr, early))
+            out.append("        wp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+                       % (name, bytes_expr, role_expr, early))
         if "fargs" not in opts:
             out += ftraffic_lines(name, names, nargs)
         out.append("    wp_leave(wp_t);")

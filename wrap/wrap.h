@@ -28,6 +28,7 @@
 
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
+#include "match/match.h"
 #include "mpit/source.h"
 #include "sampler/sampler.h"
 #include "state/clock.h"
@@ -232,19 +233,25 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
  * Callgrind, instructions per recorded zero-byte MPI_Sendrecv
  * (bench/record_cost.c): Open MPI 261 with it, 294 without; MPICH 402 with,
  * 385 without.  Kept for the larger gain. */
+/* *mc receives the call's category, for the matched instances
+ * (match/match.h), which measure the wait of exactly that category. */
 static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role,
-                                                            uintptr_t site, int early)
+                                                            uintptr_t site, int early, struct wp_mcat *mc)
 {
     /* One test for the usual case (statistics on, depth 1). */
     if (__builtin_expect(!wp_stats_plain, 0)) {
         /* WAITPROF_ESTIMATE=0: nothing recorded; wp_leave() settles any
-         * held samples as MPI-Work. */
+         * held samples as MPI-Work.  Matching is off then too. */
         if (!wp_stats_on)
             return;
         /* WAITPROF_CALLPATH_DEPTH > 1: the site is the call path, not just
          * the return address.  Costs an unwind; only then. */
         site = wp_callpath_site(site);
     }
+    mc->site = site;
+    mc->fn = (uint16_t)fn;
+    mc->sclass = (uint8_t)wp_size_class(bytes);
+    mc->role = (uint8_t)role;
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
     /* Also the report's per-function figures (profile/calls.h). */
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);

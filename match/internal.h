@@ -1,0 +1,63 @@
+/* match/internal.h — what match.c, exchange.c and measured.c share: the
+ * records and the tables the finalize step reads.  Not for other layers. */
+#ifndef WP_MATCH_INTERNAL_H
+#define WP_MATCH_INTERNAL_H
+
+#include <pthread.h>
+
+#include "match/match.h"
+
+/* A chosen point-to-point instance on this rank. */
+struct wp_mrec {
+    uint64_t chan, k;
+    uint64_t post;   /* a receive: when it was posted (ticks); a send: its entry */
+    uint64_t t0, t1; /* a receive: its wait, from the completion call's entry to its
+                      * exit; a send: its entry and (blocking) its exit */
+    uint64_t call;   /* nonzero: the completion call that completed several
+                      * chosen receives, whose wait is the longest of theirs */
+    struct wp_mcat cat;
+    int32_t peer;    /* the partner's rank in MPI_COMM_WORLD */
+    uint8_t side;    /* 0 send, 1 receive */
+    uint8_t lr;      /* a blocking send: its Late Receiver wait is measured */
+    uint8_t first;   /* in the always-chosen stratum */
+};
+
+/* One chosen collective instance, until its batch is reduced. */
+struct wp_centry {
+    uint64_t k, t0, t1; /* entry and exit, ticks */
+    struct wp_mcat cat;
+    int is_root;
+};
+#define WP_CBATCH 256
+/* MPI_DOUBLE_INT, for MPI_MAXLOC. */
+struct wp_di {
+    double v;
+    int r;
+};
+struct wp_cbatch {
+    uint32_t n;
+    struct wp_centry e[WP_CBATCH];
+    /* The reduction's buffers, here so that no allocation can fail on one
+     * member and leave the others waiting in the reduction: per instance,
+     * the latest entry of all, the earliest of the non-roots (negated), and
+     * the root's. */
+    struct wp_di in[3 * WP_CBATCH], out[3 * WP_CBATCH];
+};
+
+extern pthread_mutex_t wp_match_mu;
+extern struct wp_mrec *wp_match_recs;
+extern size_t wp_match_nrec;
+extern struct wp_match_counts wp_match_cnt;
+
+/* Reduce a communicator's batch over it (collective) and add the waits to
+ * the measured table. */
+void wp_match_flush(struct wp_mcomm *mc);
+/* Every communicator still numbered, for the flushes at MPI_Finalize,
+ * ordered by id (n set). */
+struct wp_mcomm **wp_match_comms(int *n);
+
+/* Add one matched (or, with matched 0, unmatched) instance of a category;
+ * wait_ns is its wait.  Takes wp_match_mu. */
+void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns);
+
+#endif

@@ -1,0 +1,501 @@
+/* match/match.c — numbering: communicator ids, channel counters, the
+ * point-to-point records, the tracked nonblocking receives and the
+ * collective batches.  See match/match.h. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "match/internal.h"
+#include "state/log.h"
+
+int wp_match_on;
+unsigned wp_match_bits;
+unsigned wp_match_cbits;
+int wp_match_tracked;
+struct wp_mcomm wp_match_world;
+pthread_mutex_t wp_match_mu = PTHREAD_MUTEX_INITIALIZER;
+struct wp_mrec *wp_match_recs;
+size_t wp_match_nrec;
+struct wp_match_counts wp_match_cnt;
+
+static size_t rec_cap;
+static MPI_Group world_group = MPI_GROUP_NULL;
+
+/* --- channel counters ----------------------------------------------------------------
+ * One process-wide open-addressing table: a slot's key is the channel
+ * times two plus the direction, claimed once with a compare-and-swap, its
+ * count incremented with an atomic add.  Slots are never freed, so a
+ * lookup that finds its key may use the slot at once. */
+#define WP_CHAN_SLOTS (1u << 16)
+struct wp_chan {
+    atomic_uint_fast64_t key;
+    atomic_uint_fast64_t count;
+};
+static struct wp_chan *chans;
+
+uint64_t wp_match_next(uint64_t chan, int dir)
+{
+    if (chans == NULL)
+        return UINT64_MAX;
+    uint64_t key = chan * 2 + (uint64_t)dir;
+    key = key ? key : 2; /* 0 marks a free slot */
+    uint32_t i = (uint32_t)wp_mix64(key) & (WP_CHAN_SLOTS - 1);
+    for (uint32_t probe = 0; probe < 64; probe++, i = (i + 1) & (WP_CHAN_SLOTS - 1)) {
+        uint64_t k = atomic_load_explicit(&chans[i].key, memory_order_acquire);
+        if (k == 0) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong(&chans[i].key, &expected, key))
+                k = key;
+            else
+                k = expected;
+        }
+        if (k == key)
+            return atomic_fetch_add_explicit(&chans[i].count, 1, memory_order_relaxed);
+    }
+    /* A full neighbourhood: this channel is not numbered on this rank (its
+     * partner's records for it stay unmatched, and are counted). */
+    __atomic_fetch_add(&wp_match_cnt.unnumbered, 1, __ATOMIC_RELAXED);
+    return UINT64_MAX;
+}
+
+/* --- communicators ------------------------------------------------------------------- */
+
+#define WP_COMM_SLOTS 1024
+static struct wp_mcomm *comms[WP_COMM_SLOTS];
+static int ncomms;
+/* How many communicators this process made from each (parent, members)
+ * hash: the creation sequence in a new communicator's id. */
+#define WP_BASES 1024
+static struct {
+    uint64_t base, seq;
+} bases[WP_BASES];
+
+static uintptr_t wp_comm_key(MPI_Comm c)
+{
+    uintptr_t k = 0;
+    memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+    return k;
+}
+
+struct wp_mcomm *wp_match_comm_slow(MPI_Comm comm)
+{
+    uintptr_t key = wp_comm_key(comm);
+    uint32_t h = (uint32_t)wp_mix64(key);
+    for (uint32_t p = 0; p < WP_COMM_SLOTS; p++) {
+        struct wp_mcomm *mc = __atomic_load_n(&comms[(h + p) % WP_COMM_SLOTS], __ATOMIC_ACQUIRE);
+        if (mc == NULL)
+            return NULL;
+        if (mc->key == key && !__atomic_load_n(&mc->dead, __ATOMIC_ACQUIRE))
+            return mc;
+    }
+    return NULL;
+}
+
+static uint64_t wp_members_hash(MPI_Comm comm, int size)
+{
+    MPI_Group g;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return 0;
+    uint64_t h = wp_mix64((uint64_t)size);
+    enum { CHUNK = 256 };
+    int in[CHUNK], out[CHUNK];
+    for (int r = 0; r < size; r += CHUNK) {
+        int n = size - r < CHUNK ? size - r : CHUNK;
+        for (int i = 0; i < n; i++)
+            in[i] = r + i;
+        if (PMPI_Group_translate_ranks(g, n, in, world_group, out) != MPI_SUCCESS) {
+            PMPI_Group_free(&g);
+            return 0;
+        }
+        for (int i = 0; i < n; i++)
+            h = wp_mix64(h ^ (uint64_t)(uint32_t)out[i]);
+    }
+    PMPI_Group_free(&g);
+    return h;
+}
+
+void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm)
+{
+    if (!wp_match_on || comm == MPI_COMM_NULL)
+        return;
+    struct wp_mcomm *pc = wp_match_comm(parent);
+    int inter = 0;
+    if (pc == NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return;
+    struct wp_mcomm *mc = calloc(1, sizeof *mc);
+    if (mc == NULL)
+        return;
+    PMPI_Comm_rank(comm, &mc->rank);
+    PMPI_Comm_size(comm, &mc->size);
+    uint64_t members = wp_members_hash(comm, mc->size);
+    if (members == 0 || PMPI_Comm_group(comm, &mc->group) != MPI_SUCCESS) {
+        free(mc);
+        return;
+    }
+    uint64_t base = wp_mix64(pc->id ^ wp_mix64(members));
+    mc->key = wp_comm_key(comm);
+    mc->handle = comm;
+    mc->batch = calloc(1, sizeof *mc->batch);
+    pthread_mutex_lock(&wp_match_mu);
+    uint64_t seq = 0;
+    for (uint32_t p = 0, i = (uint32_t)base % WP_BASES; p < WP_BASES; p++, i = (i + 1) % WP_BASES) {
+        if (bases[i].base == base || bases[i].base == 0) {
+            bases[i].base = base;
+            seq = bases[i].seq++;
+            break;
+        }
+    }
+    mc->id = wp_mix64(base + seq * 0x9e3779b97f4a7c15ull) | 1;
+    /* A handle the program freed and MPI gave out again: the old entry is
+     * dead already (wp_match_comm_free); this one goes in a new slot. */
+    int put = 0;
+    if (ncomms < WP_COMM_SLOTS * 3 / 4) {
+        uint32_t h = (uint32_t)wp_mix64(mc->key);
+        for (uint32_t p = 0; p < WP_COMM_SLOTS; p++) {
+            struct wp_mcomm **s = &comms[(h + p) % WP_COMM_SLOTS];
+            if (*s == NULL) {
+                __atomic_store_n(s, mc, __ATOMIC_RELEASE);
+                ncomms++;
+                put = 1;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+    if (!put) {
+        PMPI_Group_free(&mc->group);
+        free(mc->batch);
+        free(mc);
+    }
+}
+
+void wp_match_comm_free(MPI_Comm comm)
+{
+    if (!wp_match_on)
+        return;
+    struct wp_mcomm *mc = wp_match_comm_slow(comm);
+    if (mc == NULL || mc == &wp_match_world)
+        return;
+    /* Collective, like the MPI_Comm_free it precedes: every member has the
+     * same chosen instances in its batch. */
+    wp_match_flush(mc);
+    __atomic_store_n(&mc->dead, 1, __ATOMIC_RELEASE);
+}
+
+struct wp_mcomm **wp_match_comms(int *n)
+{
+    struct wp_mcomm **v = malloc((WP_COMM_SLOTS + 1) * sizeof *v);
+    *n = 0;
+    if (v == NULL)
+        return NULL;
+    v[(*n)++] = &wp_match_world;
+    pthread_mutex_lock(&wp_match_mu);
+    for (int i = 0; i < WP_COMM_SLOTS; i++)
+        if (comms[i] && !comms[i]->dead)
+            v[(*n)++] = comms[i];
+    pthread_mutex_unlock(&wp_match_mu);
+    /* One order on every rank: by id (ties, which a 64-bit hash makes
+     * unlikely, by nothing the ranks share; documented). */
+    for (int i = 1; i < *n; i++)
+        for (int j = i; j > 0 && v[j - 1]->id > v[j]->id; j--) {
+            struct wp_mcomm *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return v;
+}
+
+/* --- set-up ---------------------------------------------------------------------------- */
+
+void wp_match_init(int on, unsigned rate, size_t bytes)
+{
+    if (!on || rate == 0)
+        return;
+    unsigned bits = 0;
+    while ((2u << bits) <= rate && bits < 30)
+        bits++;
+    chans = calloc(WP_CHAN_SLOTS, sizeof *chans);
+    rec_cap = bytes / sizeof(struct wp_mrec);
+    wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;
+    struct wp_cbatch *wb = calloc(1, sizeof *wb);
+    if (chans == NULL || wp_match_recs == NULL || wb == NULL ||
+        PMPI_Comm_group(MPI_COMM_WORLD, &world_group) != MPI_SUCCESS) {
+        wp_log_always("waitprof: no memory for matched instances; wait states are estimated "
+                      "(lower WAITPROF_MATCH or raise WAITPROF_MEMORY)");
+        free(chans);
+        free(wp_match_recs);
+        free(wb);
+        chans = NULL;
+        wp_match_recs = NULL;
+        return;
+    }
+    wp_match_world.key = wp_comm_key(MPI_COMM_WORLD);
+    wp_match_world.handle = MPI_COMM_WORLD;
+    wp_match_world.id = 0x5741495450524f46ull; /* any constant: every rank's */
+    wp_match_world.world = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wp_match_world.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &wp_match_world.size);
+    wp_match_world.batch = wb;
+    wp_match_bits = wp_match_cbits = bits;
+    wp_match_on = 1;
+}
+
+/* --- point-to-point records ------------------------------------------------------------- */
+
+static int wp_world_rank(struct wp_mcomm *mc, int r)
+{
+    if (mc->world)
+        return r;
+    int w = -1;
+    if (PMPI_Group_translate_ranks(mc->group, 1, &r, world_group, &w) != MPI_SUCCESS || w == MPI_UNDEFINED)
+        return -1;
+    return w;
+}
+
+/* The buffer is full: halve the rate and keep what the lower one chose.
+ * The first instances of every channel stay, so a buffer that holds only
+ * those frees nothing, and later records are dropped (and counted). */
+static void wp_match_compact(void)
+{
+    unsigned bits = wp_match_bits + 1;
+    size_t n = 0;
+    for (size_t i = 0; i < wp_match_nrec; i++) {
+        const struct wp_mrec *r = &wp_match_recs[i];
+        if (wp_match_chosen(r->chan, r->k, bits))
+            wp_match_recs[n++] = *r;
+    }
+    wp_match_cnt.dropped += wp_match_nrec - n;
+    wp_match_nrec = n;
+    __atomic_store_n(&wp_match_bits, bits, __ATOMIC_RELAXED);
+}
+
+static void wp_append(const struct wp_mrec *r)
+{
+    if (wp_match_nrec == rec_cap)
+        wp_match_compact();
+    if (wp_match_nrec == rec_cap) {
+        wp_match_cnt.dropped++;
+        return;
+    }
+    wp_match_recs[wp_match_nrec++] = *r;
+    wp_match_cnt.p2p_records++;
+}
+
+void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,
+                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr)
+{
+    struct wp_mrec r = {.chan = chan, .k = k, .post = post, .t0 = t0, .t1 = t1, .cat = *c,
+                        .side = (uint8_t)side, .lr = (uint8_t)lr, .first = (uint8_t)wp_match_first(k)};
+    r.peer = wp_world_rank(mc, peer_rank);
+    if (r.peer < 0)
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    wp_append(&r);
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+/* --- tracked nonblocking receives -------------------------------------------------------- */
+
+#define WP_PEND_SLOTS 4096
+struct wp_pendrecv {
+    uintptr_t key;           /* the request handle; 0: free */
+    struct wp_mcomm *mc;
+    uint64_t chan, k, post;
+    int source, tag;         /* as posted (wildcards numbered at completion) */
+    int wild;
+};
+static struct wp_pendrecv pend[WP_PEND_SLOTS];
+static uint64_t wp_call_ids;
+
+static uintptr_t wp_rkey(MPI_Request r)
+{
+    uintptr_t k = 0;
+    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return k;
+}
+
+static struct wp_pendrecv *wp_pend_find(uintptr_t key)
+{
+    uint32_t h = (uint32_t)wp_mix64(key) % WP_PEND_SLOTS;
+    for (uint32_t p = 0; p < WP_PEND_SLOTS; p++) {
+        struct wp_pendrecv *e = &pend[(h + p) % WP_PEND_SLOTS];
+        if (e->key == key)
+            return e;
+        if (e->key == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Linear probing without tombstones: removal moves later entries of the
+ * same run back (the standard deletion), so a lookup may stop at a hole. */
+static void wp_pend_remove(struct wp_pendrecv *e)
+{
+    uint32_t i = (uint32_t)(e - pend);
+    e->key = 0;
+    for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
+        uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;
+        /* Move j to i when its home h is not in (i, j] cyclically. */
+        int between = i <= j ? (h > i && h <= j) : (h > i || h <= j);
+        if (!between) {
+            pend[i] = pend[j];
+            pend[j].key = 0;
+            i = j;
+        }
+    }
+    wp_match_tracked--;
+}
+
+void wp_match_forget(MPI_Request req)
+{
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    struct wp_pendrecv *e = wp_pend_find(wp_rkey(req));
+    if (e)
+        wp_pend_remove(e);
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter)
+{
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    uintptr_t key = wp_rkey(req);
+    if (mc == NULL || key == 0) {
+        wp_match_forget(req);
+        return;
+    }
+    int wild = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
+    uint64_t chan = 0, k = 0;
+    if (!wild) {
+        chan = wp_match_channel(mc->id, source, mc->rank, tag);
+        k = wp_match_next(chan, 1);
+        if (k == UINT64_MAX || !wp_match_chosen(chan, k, wp_match_bits)) {
+            wp_match_forget(req);
+            return;
+        }
+    }
+    pthread_mutex_lock(&wp_match_mu);
+    struct wp_pendrecv *e = wp_pend_find(key);
+    if (e == NULL && wp_match_tracked < WP_PEND_SLOTS * 3 / 4) {
+        uint32_t h = (uint32_t)wp_mix64(key) % WP_PEND_SLOTS;
+        while (pend[h].key != 0)
+            h = (h + 1) % WP_PEND_SLOTS;
+        e = &pend[h];
+        wp_match_tracked++;
+    }
+    if (e) {
+        *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter,
+                                  .source = source, .tag = tag, .wild = wild};
+    } else {
+        /* Too many receives in flight to follow: a specific one is lost to
+         * matching; a wildcard one leaves its channel's numbering short by
+         * one, which makes later matches on it inconsistent (and counted). */
+        wp_match_cnt.unnumbered++;
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
+{
+    p->n = 0;
+    p->want_status = 0;
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++) {
+        uintptr_t key = wp_rkey(reqs[i]);
+        struct wp_pendrecv *e = key ? wp_pend_find(key) : NULL;
+        if (e == NULL)
+            continue;
+        p->idx[p->n] = i;
+        p->slot[p->n] = (uint32_t)(e - pend);
+        p->want_status |= e->wild;
+        p->n++;
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
+                   const int *list, int nlist, uint64_t enter, int early)
+{
+    if (p->n == 0)
+        return;
+    uint64_t now = wp_ticks();
+    struct wp_mrec r[WP_MATCH_PEND];
+    int nr = 0;
+    pthread_mutex_lock(&wp_match_mu);
+    /* Entries are removed from the last to the first: removal may move a
+     * later entry of the same probe run into an earlier slot. */
+    for (int j = p->n - 1; j >= 0; j--) {
+        int i = p->idx[j], pos = -1;
+        if (all)
+            pos = i;
+        else if (one >= 0)
+            pos = one == i ? 0 : -1;
+        else
+            for (int q = 0; q < nlist; q++)
+                if (list[q] == i)
+                    pos = q;
+        if (pos < 0)
+            continue;
+        struct wp_pendrecv *e = &pend[p->slot[j]];
+        if (e->key == 0)
+            continue;
+        struct wp_mcomm *mc = e->mc;
+        uint64_t chan = e->chan, k = e->k, post = e->post;
+        int source = e->source, tag = e->tag, wild = e->wild;
+        wp_pend_remove(e);
+        if (wild) {
+            const MPI_Status *st = sts == MPI_STATUSES_IGNORE ? NULL : &sts[pos];
+            if (st == NULL) {
+                wp_match_cnt.unnumbered++;
+                continue;
+            }
+            source = source == MPI_ANY_SOURCE ? st->MPI_SOURCE : source;
+            tag = tag == MPI_ANY_TAG ? st->MPI_TAG : tag;
+            if (source < 0)
+                continue;
+            chan = wp_match_channel(mc->id, source, mc->rank, tag);
+            k = wp_match_next(chan, 1);
+            if (k == UINT64_MAX || !wp_match_chosen(chan, k, wp_match_bits))
+                continue;
+        }
+        /* A test's completions are numbered (a wildcard's) but waited for
+         * nothing: no record. */
+        int w = c->site ? wp_world_rank(mc, source) : -1;
+        if (w < 0)
+            continue;
+        r[nr++] = (struct wp_mrec){.chan = chan, .k = k, .post = post, .t0 = early ? now : enter, .t1 = now,
+                                   .cat = *c, .peer = w, .side = 1, .first = (uint8_t)wp_match_first(k)};
+    }
+    uint64_t call = nr > 1 ? ++wp_call_ids : 0;
+    for (int j = 0; j < nr; j++) {
+        r[j].call = call;
+        wp_append(&r[j]);
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+/* --- collective batches ---------------------------------------------------------------- */
+
+void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter)
+{
+    struct wp_cbatch *b = mc->batch;
+    if (b == NULL)
+        return;
+    /* Only the thread calling a collective on mc touches its batch: MPI
+     * requires the program to order collective calls on a communicator. */
+    b->e[b->n++] = (struct wp_centry){.k = k, .t0 = enter, .t1 = wp_ticks(), .cat = *c, .is_root = is_root};
+    __atomic_fetch_add(&wp_match_cnt.coll_records, 1, __ATOMIC_RELAXED);
+    if (b->n == WP_CBATCH)
+        wp_match_flush(mc);
+}
+
+void wp_match_counts(struct wp_match_counts *out)
+{
+    pthread_mutex_lock(&wp_match_mu);
+    *out = wp_match_cnt;
+    out->bits = wp_match_bits;
+    pthread_mutex_unlock(&wp_match_mu);
+}

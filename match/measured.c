@@ -1,0 +1,100 @@
+/* match/measured.c — the measured waits per category, and what they say
+ * about every call of the category (match/match.h, wp_match_wait).
+ *
+ * The instances of a category fall in two strata: the first instances of
+ * every channel or communicator, all recorded, and the others, of which a
+ * hash chooses one in 2^bits.  A stratum's matched instances stand for all
+ * of its instances (the unmatched ones, whose partner left no record, are
+ * assumed to wait like the matched ones), so the category's wait is
+ *     W = first_w * first_n / first_m + (calls - first_n) * samp_w / samp_m,
+ * the second term's mean taken from the first stratum when no sampled
+ * instance matched.  Its 95 % interval is the sampled term's standard
+ * error times 1.96, with the finite-population correction. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "match/internal.h"
+
+#define WP_MEAS_SLOTS 8192
+static struct wp_measured meas[WP_MEAS_SLOTS];
+static uint64_t meas_overflow;
+
+static uint32_t wp_cat_hash(const struct wp_mcat *c)
+{
+    return (uint32_t)wp_mix64((uint64_t)c->site ^ wp_mix64((uint64_t)c->fn << 16 | (uint64_t)c->sclass << 8 |
+                                                           c->role));
+}
+
+static int wp_cat_eq(const struct wp_mcat *a, const struct wp_mcat *b)
+{
+    return a->site == b->site && a->fn == b->fn && a->sclass == b->sclass && a->role == b->role;
+}
+
+static struct wp_measured *wp_meas_find(const struct wp_mcat *c, int create)
+{
+    uint32_t h = wp_cat_hash(c) % WP_MEAS_SLOTS;
+    for (uint32_t p = 0; p < WP_MEAS_SLOTS / 2; p++) {
+        struct wp_measured *m = &meas[(h + p) % WP_MEAS_SLOTS];
+        if (m->cat.site == 0) {
+            if (!create)
+                return NULL;
+            m->cat = *c;
+            return m;
+        }
+        if (wp_cat_eq(&m->cat, c))
+            return m;
+    }
+    return NULL;
+}
+
+void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns)
+{
+    if (c->site == 0)
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    struct wp_measured *m = wp_meas_find(c, 1);
+    if (m == NULL) {
+        meas_overflow++;
+    } else if (first) {
+        m->first_n++;
+        m->first_m += matched != 0;
+        m->first_w += matched ? wait_ns : 0;
+    } else {
+        m->samp_n++;
+        m->samp_m += matched != 0;
+        m->samp_w += matched ? wait_ns : 0;
+        m->samp_w2 += matched ? (double)wait_ns * (double)wait_ns : 0;
+    }
+    if (matched)
+        wp_match_cnt.matched++;
+    else
+        wp_match_cnt.unmatched++;
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, uint64_t *matched)
+{
+    *ci_ns = 0;
+    *matched = 0;
+    const struct wp_measured *m = wp_meas_find(c, 0);
+    if (m == NULL || m->first_m + m->samp_m == 0)
+        return -1;
+    *matched = m->first_m + m->samp_m;
+    double first_mean = m->first_m ? (double)m->first_w / (double)m->first_m : 0;
+    double samp_mean = m->samp_m ? (double)m->samp_w / (double)m->samp_m : first_mean;
+    if (!m->first_m)
+        first_mean = samp_mean;
+    /* Calls beyond the first stratum; the estimator may have counted
+     * fewer calls than were recorded here only if its table overflowed. */
+    double rest = calls > m->first_n ? (double)(calls - m->first_n) : 0;
+    double w = first_mean * (double)m->first_n + samp_mean * rest;
+    if (m->samp_m >= 2 && rest > (double)m->samp_m) {
+        double n = (double)m->samp_m;
+        double var = (m->samp_w2 - n * samp_mean * samp_mean) / (n - 1);
+        if (var < 0)
+            var = 0;
+        double se = rest * sqrt(var / n) * sqrt(1 - n / rest);
+        *ci_ns = (uint64_t)(1.96 * se + 0.5);
+    }
+    return (int64_t)(w + 0.5);
+}
