@@ -416,11 +416,77 @@ void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
     pthread_mutex_unlock(&wp_match_mu);
 }
 
+/* The status of the pos-th completion, from C statuses or Fortran ones
+ * (NULL: none given); 0 when there is none. */
+#ifdef MPI_F_STATUS_SIZE
+#define WP_F_STATUS_SIZE MPI_F_STATUS_SIZE
+#else
+/* Open MPI 4.1 names no size; its Fortran status is the C one in integers. */
+#define WP_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#endif
+static int wp_status_at(const MPI_Status *sts, const MPI_Fint *fsts, int pos, MPI_Status *out)
+{
+    if (fsts)
+        return fsts != MPI_F_STATUSES_IGNORE && fsts != MPI_F_STATUS_IGNORE &&
+               PMPI_Status_f2c(fsts + (size_t)pos * WP_F_STATUS_SIZE, out) == MPI_SUCCESS;
+    if (sts == NULL || sts == MPI_STATUSES_IGNORE || sts == MPI_STATUS_IGNORE)
+        return 0;
+    *out = sts[pos];
+    return 1;
+}
+
+static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, const MPI_Fint *fsts,
+                    int all, int one, const int *list, const MPI_Fint *flist, int nlist, uint64_t enter, int early);
+
 void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
                    const int *list, int nlist, uint64_t enter, int early)
 {
+    if (p->n)
+        wp_done(p, c, sts, NULL, all, one, list, NULL, nlist, enter, early);
+}
+
+void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
+{
+    p->n = p->want_status = 0;
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
+        return;
+    const MPI_Fint *r = freqs;
+    int n = count ? *(const MPI_Fint *)count : 1;
+    MPI_Request c[WP_MATCH_PEND];
+    /* Taken in chunks; indices stay those of the whole array. */
+    for (int base = 0; base < n && p->n < WP_MATCH_PEND; base += WP_MATCH_PEND) {
+        int m = n - base < WP_MATCH_PEND ? n - base : WP_MATCH_PEND;
+        for (int i = 0; i < m; i++)
+            c[i] = PMPI_Request_f2c(r[base + i]);
+        struct wp_mpend q;
+        wp_match_take(&q, c, m);
+        for (int j = 0; j < q.n && p->n < WP_MATCH_PEND; j++) {
+            p->idx[p->n] = base + q.idx[j];
+            p->slot[p->n++] = q.slot[j];
+        }
+        p->want_status |= q.want_status;
+    }
+}
+
+void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fsts, int all, const void *findex,
+                    const void *flist, const void *fn, uint64_t enter, int early)
+{
     if (p->n == 0)
         return;
+    /* Fortran indices count from 1. */
+    int one = -1;
+    if (findex) {
+        MPI_Fint x = *(const MPI_Fint *)findex;
+        one = x == MPI_UNDEFINED ? -2 : x - 1;
+    }
+    static const MPI_Fint none = MPI_UNDEFINED;
+    wp_done(p, c, NULL, fsts ? (const MPI_Fint *)fsts : MPI_F_STATUSES_IGNORE, all, one, NULL,
+            flist ? (const MPI_Fint *)flist : &none, fn ? *(const MPI_Fint *)fn : 0, enter, early);
+}
+
+static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, const MPI_Fint *fsts,
+                    int all, int one, const int *list, const MPI_Fint *flist, int nlist, uint64_t enter, int early)
+{
     uint64_t now = wp_ticks();
     struct wp_mrec r[WP_MATCH_PEND];
     int nr = 0;
@@ -431,11 +497,11 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
         int i = p->idx[j], pos = -1;
         if (all)
             pos = i;
-        else if (one >= 0)
+        else if (one != -1)
             pos = one == i ? 0 : -1;
         else
             for (int q = 0; q < nlist; q++)
-                if (list[q] == i)
+                if ((list ? list[q] : flist[q] - 1) == i)
                     pos = q;
         if (pos < 0)
             continue;
@@ -447,13 +513,13 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
         int source = e->source, tag = e->tag, wild = e->wild;
         wp_pend_remove(e);
         if (wild) {
-            const MPI_Status *st = sts == MPI_STATUSES_IGNORE ? NULL : &sts[pos];
-            if (st == NULL) {
+            MPI_Status st;
+            if (!wp_status_at(sts, fsts, pos, &st)) {
                 wp_match_cnt.unnumbered++;
                 continue;
             }
-            source = source == MPI_ANY_SOURCE ? st->MPI_SOURCE : source;
-            tag = tag == MPI_ANY_TAG ? st->MPI_TAG : tag;
+            source = source == MPI_ANY_SOURCE ? st.MPI_SOURCE : source;
+            tag = tag == MPI_ANY_TAG ? st.MPI_TAG : tag;
             if (source < 0)
                 continue;
             chan = wp_match_channel(mc->id, source, mc->rank, tag);

@@ -227,6 +227,23 @@ void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
 void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
                    const int *list, int nlist, uint64_t enter, int early);
 
+/* The same for the Fortran bindings: requests, statuses, index and list
+ * as Fortran passes them (integers; indices from 1), NULL where the call
+ * has none; fstatuses NULL also where their layout is not the integer
+ * array's (mpi_f08). */
+void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count);
+void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fstatuses, int all, const void *findex,
+                    const void *flist, const void *fcount, uint64_t enter, int early);
+
+/* A Fortran status as a C one in *buf; MPI_STATUS_IGNORE when there is
+ * none (NULL, MPI_F_STATUS_IGNORE). */
+static inline const MPI_Status *wp_match_fstatus(const void *fst, MPI_Status *buf)
+{
+    if (fst == NULL || fst == MPI_F_STATUS_IGNORE || PMPI_Status_f2c(fst, buf) != MPI_SUCCESS)
+        return MPI_STATUS_IGNORE;
+    return buf;
+}
+
 /* A collective call on comm that returned: entered at enter. */
 void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter);
 static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter)

@@ -519,6 +519,59 @@ def ftraffic_lines(name, names, nargs):
     return out
 
 
+def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
+    """match_lines() for a Fortran wrapper: handles and integers by
+    reference; statuses read only in the integer-array bindings (mpi_f08's
+    are of another layout); a wildcard receive whose status the program
+    ignores is not numbered (counted, match/match.h)."""
+    F = lambda i: "*(const MPI_Fint *)a%d" % i
+    C = lambda i: "PMPI_Comm_f2c(*(const MPI_Fint *)a%d)" % i
+    f08 = fname.endswith("_f08_")
+    ierr = "a%d" % (nargs - 1)
+    ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
+    enter = "wp_r->enter_ticks"
+    st = lambda i: "NULL" if f08 else "a%d" % i
+    out = []
+    if name in MATCH_SEND:
+        d, t, c, lr = MATCH_SEND[name]
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d);" % (F(d), F(t), C(c), enter, lr))
+    if name in MATCH_RECV:
+        s_, t, c, sti = MATCH_RECV[name]
+        out.append("        MPI_Status wp_cst;")
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s);"
+                   % (F(s_), F(t), C(c), st(sti), enter))
+    if name in MATCH_SENDRECV:
+        d, stg, s_, rt, c, sti = MATCH_SENDRECV[name]
+        out.append("        MPI_Status wp_cst;")
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0);" % (F(d), F(stg), C(c), enter))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s);"
+                   % (F(s_), F(rt), C(c), st(sti), enter))
+    if name in MATCH_IRECV:
+        s_, t, c, r = MATCH_IRECV[name]
+        out.append("        wp_match_irecv(PMPI_Request_f2c(%s), %s, %s, %s, %s);" % (F(r), F(s_), F(t), C(c), enter))
+    elif opts.get("req") not in (None, "free") and rq is not None:
+        out.append("        wp_match_forget(PMPI_Request_f2c(%s));" % F(rq))
+    if cls in MATCH_COLL and "comm" in names:
+        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s);" % (C(names.index("comm")), enter))
+    if out:
+        out.insert(0, "    if (wp_r && %s && wp_match_on) {" % ok)
+        out.append("    }")
+    if name in MATCH_DONE:
+        m = MATCH_DONE[name]
+        cond = "wp_mp.n && %s" % ok
+        if "flag" in m:
+            cond += " && *(const MPI_Fint *)a%d" % m["flag"]
+        if m["done"] == "all":
+            args = "1, NULL, NULL, NULL"
+        elif m["done"] == "one":
+            args = "0, a%d, NULL, NULL" % m["idx"]
+        else:
+            args = "0, NULL, a%d, a%d" % (m["idx"], m["out"])
+        out.append("    if (%s)" % cond)
+        out.append("        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early))
+    return out
+
+
 def gen_f(name, cls, opts, names, decls):
     nparams = len(names)
     nargs = int(opts["fargs"]) if "fargs" in opts else nparams + 1
@@ -550,6 +603,12 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    int wp_kind = wp_r ? wp_freq_kinds(a%d, %s, %d, &wp_known) : WP_ROLE_ANY;"
                        % (r, "a%d" % n if n is not None else "NULL", forget))
             role_kind = "wp_kind"
+        if name in MATCH_DONE and "fargs" not in opts:
+            m = MATCH_DONE[name]
+            out.append("    struct wp_mpend wp_mp;")
+            out.append("    wp_mp.n = 0;")
+            out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))")
+            out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
         early = "0"
         if remedy:
@@ -587,12 +646,15 @@ def gen_f(name, cls, opts, names, decls):
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
             if role_kind:
                 role_expr = role_kind
-            out.append("    struct wp_mcat wp_mc;")
             out.append("    if (wp_r && %s)" % ok)
             out.append("        wp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
         if "fargs" not in opts:
             out += ftraffic_lines(name, names, nargs)
+            out += fmatch_lines(name, cls, opts, names, nargs, fname, early, rq)
+        if any("wp_mc" in l for l in out[start:]):
+            k = next(i for i in range(start, len(out)) if "wp_enter(" in out[i])
+            out.insert(k + 1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"

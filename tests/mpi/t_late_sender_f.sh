@@ -2,7 +2,12 @@
 # Fortran late senders, 'use mpi' and 'use mpi_f08'.  Open MPI's Fortran
 # bindings call PMPI_Recv directly, MPICH's call the C MPI_Recv: either way
 # the receive is seen once, as MPI_Recv, under the Fortran main program, and
-# its bytes and requests are counted once.
+# its bytes and requests are counted once.  Every receive waits (a
+# persistent late sender), and the Fortran wrappers number the messages as
+# the C ones do (match/match.h): rank 0's MPI_Recv wait is measured from all
+# five matched instances and lies between 90 % and 100 % (+5 ms) of the time
+# the program spent in the receives (the rest is each receive's wake-up after
+# the message came).
 . "$(dirname "$0")/../lib.sh"
 [ -n "$MPIFC" ] || wp_skip "no MPI Fortran compiler"
 for prog in late_sender_f late_sender_f08; do
@@ -17,4 +22,11 @@ for prog in late_sender_f late_sender_f08; do
     recvd=$(awk -F'\t' '$1 == "MPI_Recv" { print $11 "/" $13 }' "$WP_TMP/out-200/rank.0.calls")
     [ "$sent" = 20/5 ] && [ "$recvd" = 20/5 ] ||
         wp_fail "$prog: bytes/requests sent by rank 1 '$sent', received by rank 0 '$recvd', expected 20/5"
+    waits=$WP_TMP/out-200/rank.0.waits
+    [ "$(wp_waits_method "$waits" MPI_Recv late_sender)" = measured ] &&
+        [ "$(wp_waits_matched "$waits" MPI_Recv late_sender)" -eq 5 ] ||
+        { cat "$waits" >&2; wp_fail "$prog: rank 0's MPI_Recv wait is not measured from 5 matched instances"; }
+    in_recv=$(wp_truth "$WP_TMP/stdout" 0 in_recv)
+    wp_check_between "$prog: rank 0 MPI_Recv measured late-sender wait, s (in the receives: $in_recv s)" \
+        "$(wp_waits_sum "$waits" MPI_Recv late_sender)" "$(wp_calc "$in_recv * 0.9")" "$(wp_calc "$in_recv + 0.005")"
 done
