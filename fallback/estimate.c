@@ -499,7 +499,16 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
 {
     if (fn <= 0 || fn >= WP_FN_COUNT || sclass < 0 || sclass >= WP_SIZE_CLASSES || role < 0 || role > WP_RK_LAST)
         return UINT64_MAX;
-    const uint64_t *m = gmin;
+    /* Matched calls of the category say how long a call goes on after
+     * its partner came (match/match.h). */
+    uint64_t tail = wp_match_tail_ns(fn, sclass, role);
+    if (tail != UINT64_MAX)
+        return tail;
+    int global = 0;
+    wp_pattern_of(fn, sclass, role, &global);
+    /* Point-to-point categories (held only with matching on) keep the
+     * process-local minimum, as when they are settled at once. */
+    const uint64_t *m = global ? gmin : lmin;
     if (!wp_mins.done) {
         /* Before the reduction (a run ending without MPI_Finalize). */
         wp_local_minima();

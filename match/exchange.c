@@ -47,7 +47,7 @@ void wp_match_flush(struct wp_mcomm *mc)
     b->n = 0;
     if (PMPI_Allreduce(b->in, b->out, (int)(3 * n), MPI_DOUBLE_INT, MPI_MAXLOC, mc->handle) != MPI_SUCCESS) {
         for (uint32_t i = 0; i < n; i++)
-            wp_measured_add(&b->e[i].cat, wp_match_first(b->e[i].k), 0, 0);
+            wp_measured_add(&b->e[i].cat, wp_match_first(b->e[i].k), 0, 0, 0);
         return;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ void wp_match_flush(struct wp_mcomm *mc)
             w = b->out[3 * i].v - own;
             break;
         }
-        wp_measured_add(&e->cat, wp_match_first(e->k), 1, wp_clip(w, dur));
+        wp_measured_add(&e->cat, wp_match_first(e->k), 1, wp_clip(w, dur), dur);
     }
 }
 
@@ -201,9 +201,11 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
 
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 {
+    static int done;
     (void)size;
-    if (!wp_match_on)
+    if (!wp_match_on || done)
         return 0;
+    done = 1;
     /* 1. The collective batches still open, communicator by communicator
      *    in one order on every rank (blocking collectives in a common
      *    order cannot deadlock). */
@@ -254,7 +256,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
             continue;
         }
         int matched = 0;
-        uint64_t wait = 0;
+        uint64_t wait = 0, dur_all = 0;
         for (size_t q = i; q < j; q++) {
             const struct wp_mrec *x = &wp_match_recs[q];
             const struct wp_mwire *w = wp_wfind(&tab, x->chan, x->k, x->side ? 0 : 1);
@@ -277,8 +279,10 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
             matched = 1;
             if (one > wait)
                 wait = one;
+            if (dur > dur_all)
+                dur_all = dur;
         }
-        wp_measured_add(&r->cat, r->first, matched, wait);
+        wp_measured_add(&r->cat, r->first, matched, wait, dur_all);
         i = j;
     }
     free(tab.slot);

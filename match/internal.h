@@ -57,7 +57,7 @@ void wp_match_flush(struct wp_mcomm *mc);
 struct wp_mcomm **wp_match_comms(int *n);
 
 /* Add one matched (or, with matched 0, unmatched) instance of a category;
- * wait_ns is its wait.  Takes wp_match_mu. */
-void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns);
+ * wait_ns is its wait, dur_ns its duration.  Takes wp_match_mu. */
+void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns, uint64_t dur_ns);
 
 #endif

@@ -259,9 +259,9 @@ static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_
 /* --- results ------------------------------------------------------------------------- */
 
 /* At MPI_Finalize, collective over wcomm (a duplicate of MPI_COMM_WORLD),
- * before the estimator writes its rows: reduce the collective batches
- * still open, send every point-to-point record to its partner's rank and
- * match.  Returns 0. */
+ * before the profile is built and the estimator writes its rows: reduce
+ * the collective batches still open, send every point-to-point record to
+ * its partner's rank and match.  Runs once; returns 0. */
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size);
 
 /* The measured figures of one category (match/measured.c). */
@@ -280,6 +280,12 @@ struct wp_measured {
  * instances in *matched; -1 when nothing was matched there (the estimate
  * stays). */
 int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, uint64_t *matched);
+
+/* The held samples' threshold (sampler/store.h) of a category: the mean
+ * time its matched calls spent after the partner arrived, in ns; a sample
+ * taken more than this before its call's end was waiting.  UINT64_MAX when
+ * no call of the category was matched.  Reads memory only. */
+uint64_t wp_match_tail_ns(int fn, int sclass, int role);
 
 /* Counters for the meta file and the log. */
 struct wp_match_counts {

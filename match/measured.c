@@ -47,11 +47,56 @@ static struct wp_measured *wp_meas_find(const struct wp_mcat *c, int create)
     return NULL;
 }
 
-void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns)
+/* The mean time a matched call spent after its partner arrived (its
+ * duration minus its wait), per (function, size class, role): the
+ * threshold that tells a held sample's Work from Stall (wp_match_tail_ns).
+ * Keyed without the site, as the samples are. */
+#define WP_TAIL_SLOTS 4096
+static struct wp_tail {
+    uint32_t key; /* fn << 16 | sclass << 8 | role, plus 1; 0 free */
+    uint64_t n, sum_ns;
+} tails[WP_TAIL_SLOTS];
+
+static uint32_t wp_tail_key(int fn, int sclass, int role)
+{
+    return ((uint32_t)fn << 16 | (uint32_t)sclass << 8 | (uint32_t)role) + 1;
+}
+
+static struct wp_tail *wp_tail_find(uint32_t key, int create)
+{
+    uint32_t h = (uint32_t)wp_mix64(key) % WP_TAIL_SLOTS;
+    for (uint32_t p = 0; p < WP_TAIL_SLOTS / 2; p++) {
+        uint32_t i = (h + p) % WP_TAIL_SLOTS;
+        if (tails[i].key == key)
+            return &tails[i];
+        if (tails[i].key == 0) {
+            if (!create)
+                return NULL;
+            tails[i].key = key;
+            return &tails[i];
+        }
+    }
+    return NULL;
+}
+
+uint64_t wp_match_tail_ns(int fn, int sclass, int role)
+{
+    const struct wp_tail *t = wp_tail_find(wp_tail_key(fn, sclass, role), 0);
+    return t && t->n ? t->sum_ns / t->n : UINT64_MAX;
+}
+
+void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns, uint64_t dur_ns)
 {
     if (c->site == 0)
         return;
     pthread_mutex_lock(&wp_match_mu);
+    if (matched) {
+        struct wp_tail *t = wp_tail_find(wp_tail_key(c->fn, c->sclass, c->role), 1);
+        if (t) {
+            t->n++;
+            t->sum_ns += dur_ns > wait_ns ? dur_ns - wait_ns : 0;
+        }
+    }
     struct wp_measured *m = wp_meas_find(c, 1);
     if (m == NULL) {
         meas_overflow++;

@@ -258,8 +258,12 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
     /* At MPI_Finalize, the estimator's minima first (collective: every
      * rank, selected or not): the held samples of collective calls are
      * classified against the global ones when the profile is built. */
-    if (status == WP_END_COMPLETE)
+    if (status == WP_END_COMPLETE) {
         wp_estimate_minima(wp_comm, wp_run.rank);
+        /* And the matched instances (collective too): the held samples
+         * of matched categories are classified by their measured waits. */
+        wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
+    }
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)
         return;

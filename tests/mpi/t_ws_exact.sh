@@ -18,6 +18,10 @@
 #   estimate) and matched >= 1;
 # and the largest truth of the run is at least 0.8 s (10 x 0.1 s injected),
 # so a program that failed to inject its waits cannot pass.
+# Samples: in the late-sender mode, at 1000 Hz with WAITPROF_SOURCE=wrappers,
+# at least 90% of rank 0's samples in MPI_Recv are MPI-Stall: a sample is
+# Stall when it came before the partner did (the held samples are decided by
+# the time the matched calls spent after the partner came).
 # Unlike t_ws_coll.sh, MPICH keeps 4 ranks on a 2-CPU machine: the scheduler
 # shifts a call's entry for the program's clock and for waitprof alike, so
 # it no longer bends a measured wait the way it bends a call's duration.
@@ -48,6 +52,16 @@ exact() {
     done <"$_xo.lines"
     wp_ge "$_xmax" 0.8 || { cat "$_xo.stdout" >&2; wp_fail "$3: the largest truth is $_xmax s: ws_exact did not inject its 10 x 0.1 s"; }
 }
+
+# The samples of the persistent late sender.
+out=$WP_TMP/samples
+WAITPROF_SOURCE=wrappers WAITPROF_HZ=1000 wp_profile 2 "$out" "$prog" recv >"$out.stdout" 2>"$out.stderr" ||
+    { cat "$out.stderr" >&2; wp_fail "ws_exact recv at 1000 Hz exited with $?"; }
+stall=$(wp_folded sum "$out/rank.0.folded" --state MPI-Stall --path ';MPI_Recv$')
+work=$(wp_folded sum "$out/rank.0.folded" --state MPI-Work --path ';MPI_Recv$')
+[ "$((stall + work))" -ge 500 ] || wp_fail "recv: only $((stall + work)) samples in rank 0's MPI_Recv at 1000 Hz"
+wp_check_between "recv: share of rank 0's MPI_Recv samples that are MPI-Stall ($stall of $((stall + work)))" \
+    "$(wp_calc "$stall / ($stall + $work)")" 0.9 1
 
 for src in wrappers default; do
     if [ "$src" = wrappers ]; then
