@@ -39,15 +39,14 @@ struct wp_cbatch {
     struct wp_centry e[WP_CBATCH];
     /* The reduction's buffers, here so that no allocation can fail on one
      * member and leave the others waiting in the reduction: per instance,
-     * the latest entry of all, the earliest of the non-roots (negated), and
-     * the root's. */
+     * the latest entry of all, the latest of the non-roots, and the
+     * root's. */
     struct wp_di in[3 * WP_CBATCH], out[3 * WP_CBATCH];
 };
 
 extern pthread_mutex_t wp_match_mu;
 extern struct wp_mrec *wp_match_recs;
 extern size_t wp_match_nrec;
-extern struct wp_match_counts wp_match_cnt;
 
 /* Reduce a communicator's batch over it (collective) and add the waits to
  * the measured table. */

@@ -123,19 +123,34 @@ void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm)
     if (pc == NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
     struct wp_mcomm *mc = calloc(1, sizeof *mc);
-    if (mc == NULL)
-        return;
-    PMPI_Comm_rank(comm, &mc->rank);
-    PMPI_Comm_size(comm, &mc->size);
-    uint64_t members = wp_members_hash(comm, mc->size);
-    if (members == 0 || PMPI_Comm_group(comm, &mc->group) != MPI_SUCCESS) {
+    if (mc)
+        mc->group = MPI_GROUP_NULL;
+    int size = 0, ok = mc != NULL;
+    PMPI_Comm_size(comm, &size);
+    uint64_t members = wp_members_hash(comm, size);
+    if (ok) {
+        PMPI_Comm_rank(comm, &mc->rank);
+        mc->size = size;
+        mc->batch = calloc(1, sizeof *mc->batch);
+        ok = members != 0 && mc->batch != NULL && PMPI_Comm_group(comm, &mc->group) == MPI_SUCCESS &&
+             __atomic_load_n(&ncomms, __ATOMIC_RELAXED) < WP_COMM_SLOTS * 3 / 4;
+    }
+    /* Every member numbers the communicator or none does: a member that
+     * could not would leave the others waiting in their batch reductions.
+     * The one extra message of a creation, which is collective anyway. */
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all) {
+        if (mc && mc->group != MPI_GROUP_NULL && ok)
+            PMPI_Group_free(&mc->group);
+        if (mc)
+            free(mc->batch);
         free(mc);
         return;
     }
     uint64_t base = wp_mix64(pc->id ^ wp_mix64(members));
     mc->key = wp_comm_key(comm);
     mc->handle = comm;
-    mc->batch = calloc(1, sizeof *mc->batch);
     pthread_mutex_lock(&wp_match_mu);
     uint64_t seq = 0;
     for (uint32_t p = 0, i = (uint32_t)base % WP_BASES; p < WP_BASES; p++, i = (i + 1) % WP_BASES) {
@@ -147,26 +162,21 @@ void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm)
     }
     mc->id = wp_mix64(base + seq * 0x9e3779b97f4a7c15ull) | 1;
     /* A handle the program freed and MPI gave out again: the old entry is
-     * dead already (wp_match_comm_free); this one goes in a new slot. */
-    int put = 0;
-    if (ncomms < WP_COMM_SLOTS * 3 / 4) {
-        uint32_t h = (uint32_t)wp_mix64(mc->key);
-        for (uint32_t p = 0; p < WP_COMM_SLOTS; p++) {
-            struct wp_mcomm **s = &comms[(h + p) % WP_COMM_SLOTS];
-            if (*s == NULL) {
-                __atomic_store_n(s, mc, __ATOMIC_RELEASE);
-                ncomms++;
-                put = 1;
-                break;
-            }
+     * dead already (wp_match_comm_free); this one goes in a new slot.  The
+     * table has room: it is filled to 3/4 at most, and only this process's
+     * creations, which the test above counted, fill it (one thread creates
+     * at a time per communicator; concurrent creations on other threads
+     * may pass the test together, hence the margin). */
+    uint32_t h = (uint32_t)wp_mix64(mc->key);
+    for (uint32_t p = 0; p < WP_COMM_SLOTS; p++) {
+        struct wp_mcomm **s = &comms[(h + p) % WP_COMM_SLOTS];
+        if (*s == NULL) {
+            __atomic_store_n(s, mc, __ATOMIC_RELEASE);
+            __atomic_fetch_add(&ncomms, 1, __ATOMIC_RELAXED);
+            break;
         }
     }
     pthread_mutex_unlock(&wp_match_mu);
-    if (!put) {
-        PMPI_Group_free(&mc->group);
-        free(mc->batch);
-        free(mc);
-    }
 }
 
 void wp_match_comm_free(MPI_Comm comm)
@@ -207,9 +217,13 @@ struct wp_mcomm **wp_match_comms(int *n)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
-void wp_match_init(int on, unsigned rate, size_t bytes)
+void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
 {
-    if (!on || rate == 0)
+    /* All ranks take the same value from the environment (a launcher may
+     * give ranks different ones, and then matching is off for all). */
+    int want = on && rate != 0, all = 0;
+    PMPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, wcomm);
+    if (!all)
         return;
     unsigned bits = 0;
     while ((2u << bits) <= rate && bits < 30)
@@ -218,10 +232,14 @@ void wp_match_init(int on, unsigned rate, size_t bytes)
     rec_cap = bytes / sizeof(struct wp_mrec);
     wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;
     struct wp_cbatch *wb = calloc(1, sizeof *wb);
-    if (chans == NULL || wp_match_recs == NULL || wb == NULL ||
-        PMPI_Comm_group(MPI_COMM_WORLD, &world_group) != MPI_SUCCESS) {
-        wp_log_always("waitprof: no memory for matched instances; wait states are estimated "
-                      "(lower WAITPROF_MATCH or raise WAITPROF_MEMORY)");
+    int ok = chans != NULL && wp_match_recs != NULL && wb != NULL &&
+             PMPI_Comm_group(MPI_COMM_WORLD, &world_group) == MPI_SUCCESS;
+    /* On all ranks or on none: collective batches are reduced together. */
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, wcomm);
+    if (!all) {
+        if (!ok)
+            wp_log_always("waitprof: no memory for matched instances; wait states are estimated on every rank "
+                          "(raise WAITPROF_MEMORY, or WAITPROF_MATCH=0 to silence this)");
         free(chans);
         free(wp_match_recs);
         free(wb);
@@ -238,6 +256,7 @@ void wp_match_init(int on, unsigned rate, size_t bytes)
     wp_match_world.batch = wb;
     wp_match_bits = wp_match_cbits = bits;
     wp_match_on = 1;
+    wp_match_clock_sync(wcomm, wp_match_world.rank);
 }
 
 /* --- point-to-point records ------------------------------------------------------------- */

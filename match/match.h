@@ -117,10 +117,25 @@ static inline int wp_match_first(uint64_t k)
 
 /* --- set-up ------------------------------------------------------------------------ */
 
-/* At MPI_Init (normal context): rate is WAITPROF_MATCH (0 off, else one in
- * rate, rounded down to a power of two), bytes the memory for
- * point-to-point records. */
-void wp_match_init(int on, unsigned rate, size_t bytes);
+/* At MPI_Init (normal context), collective over wcomm (a duplicate of
+ * MPI_COMM_WORLD): rate is WAITPROF_MATCH (0 off, else one in rate,
+ * rounded down to a power of two), bytes the memory for point-to-point
+ * records.  On for all ranks or for none.  Then, while on, the clocks'
+ * offsets are measured (match/clock.c). */
+void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes);
+
+/* --- one time base (match/clock.c) ------------------------------------------------ */
+
+/* The test clock (WAITPROF_TEST_CLOCK) on this rank: before wp_match_init. */
+void wp_match_clock_test(int injected, double offset_s, double drift_ppm);
+/* Collective over wcomm: measure this rank's offset to rank 0 (at MPI_Init,
+ * then at MPI_Finalize). */
+void wp_match_clock_sync(MPI_Comm wcomm, int rank);
+/* A time stamp (ticks) of this rank in the common base, ns. */
+double wp_match_ref_ns(uint64_t ticks);
+/* The offsets measured (s) and how many times (0, 1, 2), for the meta file. */
+void wp_match_clock_offsets(double *o1_s, double *o2_s, int *phases);
+void wp_match_clock_end(void);
 /* A new communicator from a parent (the table's newcomm= rows); fn is the
  * creating function. */
 void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm);
@@ -287,10 +302,17 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
  * no call of the category was matched.  Reads memory only. */
 uint64_t wp_match_tail_ns(int fn, int sclass, int role);
 
-/* Counters for the meta file and the log. */
+/* Counters for the meta file and the log: records kept, instances matched
+ * and unmatched (their partner left no record), records dropped when the
+ * buffer was full, and receives that could not be numbered (a wildcard
+ * whose status was ignored where waitprof cannot supply one, too many
+ * receives in flight, a full channel table) or matched inconsistently.
+ * Written under the module's mutex; a writer in a signal handler reads
+ * wp_match_cnt with plain loads (a torn value is only a count). */
 struct wp_match_counts {
     uint64_t p2p_records, coll_records, matched, unmatched, dropped, unnumbered, bits;
 };
+extern struct wp_match_counts wp_match_cnt;
 void wp_match_counts(struct wp_match_counts *out);
 
 #endif

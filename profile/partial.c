@@ -15,6 +15,7 @@
 #include "mpit/source.h"
 #include "state/run.h"
 #include "profile/partial.h"
+#include "match/match.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
 #include "sampler/unwind.h"
@@ -333,6 +334,24 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_total), t.handler_ns);
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_median), t.handler_median_ns);
     wp_meta_selection(&o, &t);
+    /* Matched instances (match/match.h): plain loads of counters the
+     * wrappers and the finalize step write; a torn value is only a count. */
+    if (wp_match_on) {
+        wp_kv(&o, wp_meta_key(WP_MK_match_rate), 1ull << wp_match_bits);
+        wp_kv(&o, wp_meta_key(WP_MK_match_matched), wp_match_cnt.matched);
+        wp_kv(&o, wp_meta_key(WP_MK_match_unmatched), wp_match_cnt.unmatched);
+        wp_kv(&o, wp_meta_key(WP_MK_match_dropped), wp_match_cnt.dropped);
+        wp_kv(&o, wp_meta_key(WP_MK_match_unnumbered), wp_match_cnt.unnumbered);
+        double o1, o2;
+        int syncs;
+        wp_match_clock_offsets(&o1, &o2, &syncs);
+        double off = syncs >= 2 ? o2 : o1;
+        wp_puts(&o, wp_meta_key(WP_MK_clock_offset_ns));
+        wp_puts(&o, off < 0 ? "=-" : "=");
+        wp_putu(&o, (uint64_t)((off < 0 ? -off : off) * 1e9 + 0.5));
+        wp_puts(&o, "\n");
+        wp_kv(&o, wp_meta_key(WP_MK_clock_syncs), (uint64_t)syncs);
+    }
     int n = wp_nthreads();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;

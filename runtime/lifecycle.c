@@ -503,7 +503,10 @@ void wp_hook_init(int rc)
     /* Matched instances measure the estimator's categories, so they need
      * its recording (and so full wrappers).  A quarter of the sample
      * budget holds the point-to-point records. */
-    wp_match_init(wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match, wp_run.cfg.memory / 4);
+    wp_match_clock_test(wp_run.cfg.test_clock_rank == wp_run.rank, wp_run.cfg.test_clock_offset_s,
+                        wp_run.cfg.test_clock_drift_ppm);
+    wp_match_init(wp_comm, wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match,
+                  wp_run.cfg.memory / 4);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;

@@ -175,6 +175,20 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
                                "frames per wait-state call site, a whole number from 1 to 16");
     c->match = wp_int(get, report, wp_var_name(WP_VAR_MATCH), 0, 65536, 16,
                       "one instance in N matched, a whole number from 0 (off) to 65536");
+    c->test_clock_rank = -1;
+    const char *tc = get(wp_var_name(WP_VAR_TEST_CLOCK));
+    if (tc != NULL) {
+        int r = -1, used = 0;
+        double off = 0, ppm = 0;
+        if (sscanf(tc, "%d:%lf:%lf%n", &r, &off, &ppm, &used) == 3 && tc[used] == '\0' && r >= 0 && off > -1e4 &&
+            off < 1e4 && ppm > -1e5 && ppm < 1e5) {
+            c->test_clock_rank = r;
+            c->test_clock_offset_s = off;
+            c->test_clock_drift_ppm = ppm;
+        } else {
+            wp_bad(report, wp_var_name(WP_VAR_TEST_CLOCK), tc, "RANK:OFFSET_S:DRIFT_PPM, e.g. 1:0.05:100", "none");
+        }
+    }
     c->matrix = wp_word(get, report, wp_var_name(WP_VAR_MATRIX), bools, 0, "0 or 1");
     c->lean = wp_word(get, report, wp_var_name(WP_VAR_LEAN), bools, 0, "0 or 1");
     if (c->lean && (c->matrix || (get(wp_var_name(WP_VAR_ESTIMATE)) && c->estimate))) {

@@ -23,7 +23,7 @@
  * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
-    X(CALLPATH_DEPTH) X(MATCH) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
+    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
 
 enum wp_var {
 #define WP_X_(id) WP_VAR_##id,
@@ -72,6 +72,12 @@ struct wp_config {
                           * in N is matched with its partner's (match/match.h),
                           * besides the first 16 of each channel; 0..65536,
                           * default 16, 0 off; rounded down to a power of two */
+    /* WAITPROF_TEST_CLOCK=RANK:OFFSET_S:DRIFT_PPM, for testing the clock
+     * alignment of matched instances on one machine (match/clock.c): rank
+     * RANK's matching clock runs OFFSET_S ahead and DRIFT_PPM fast.  Rank
+     * -1: none (the default). */
+    int test_clock_rank;
+    double test_clock_offset_s, test_clock_drift_ppm;
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
                           * clock and keep no per-call figures (wrap/wrap.h);

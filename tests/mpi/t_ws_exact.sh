@@ -18,6 +18,10 @@
 #   estimate) and matched >= 1;
 # and the largest truth of the run is at least 0.8 s (10 x 0.1 s injected),
 # so a program that failed to inject its waits cannot pass.
+# Clocks: with WAITPROF_TEST_CLOCK=1:0.05:100 rank 1's matching clock runs
+# 50 ms ahead and 100 ppm fast (as on another node); the late sender, NxN and
+# late broadcast waits still hold within 5%, and rank 1's meta file says its
+# measured offset is -50 ms within 1 ms (the shortest ping-pong's error).
 # Samples: in the late-sender mode, at 1000 Hz with WAITPROF_SOURCE=wrappers,
 # at least 90% of rank 0's samples in MPI_Recv are MPI-Stall: a sample is
 # Stall when it came before the partner did (the held samples are decided by
@@ -62,6 +66,17 @@ work=$(wp_folded sum "$out/rank.0.folded" --state MPI-Work --path ';MPI_Recv$')
 [ "$((stall + work))" -ge 500 ] || wp_fail "recv: only $((stall + work)) samples in rank 0's MPI_Recv at 1000 Hz"
 wp_check_between "recv: share of rank 0's MPI_Recv samples that are MPI-Stall ($stall of $((stall + work)))" \
     "$(wp_calc "$stall / ($stall + $work)")" 0.9 1
+
+# A clock 50 ms ahead and 100 ppm fast on rank 1 (match/clock.c).
+WAITPROF_TEST_CLOCK=1:0.05:100 WAITPROF_SOURCE=wrappers
+export WAITPROF_TEST_CLOCK WAITPROF_SOURCE
+wp_note "--- rank 1's clock 50 ms ahead, 100 ppm fast"
+exact 2 1 recv
+off=$(wp_meta "$WP_TMP/waits-$WP_WAITS_N/rank.1.meta" clock_offset_ns)
+wp_check_between "rank 1's measured clock offset, ns" "${off:-none}" -51000000 -49000000
+exact 4 4 allreduce
+exact 4 3 bcast
+unset WAITPROF_TEST_CLOCK
 
 for src in wrappers default; do
     if [ "$src" = wrappers ]; then

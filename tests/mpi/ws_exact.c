@@ -26,9 +26,9 @@
  *   bcast     4      the root (0)                   non-roots MPI_Bcast late_broadcast:
  *                                                   max(0, root entry - own entry)
  *   reduce    4      every non-root                 the root (0) MPI_Reduce early_reduce:
- *                                                   max(0, first non-root entry - root entry)
- *                                                   (Scalasca's: the root waits until any data
- *                                                   could have been sent)
+ *                                                   max(0, last non-root entry - root entry)
+ *                                                   (waitprof's definition: until the last
+ *                                                   contribution could have been sent)
  *   waitall   4      rank k sends k*DELAY/(P-1)     rank 0 MPI_Waitall late_sender, on
  *                    late (the last one DELAY)      MPI_Irecv from every other rank:
  *                                                   max(0, latest send entry - Waitall entry)
@@ -287,7 +287,7 @@ int main(int argc, char **argv)
         case BARRIER:
         case BCAST:
         case REDUCE: {
-            double last_arrival = 0; /* reduce: the same with the last non-root, for the log */
+            double first_arrival = 0; /* reduce: the same with the first non-root, for the log */
             for (int p = 0; p < size; p++) {
                 /* The pattern applies to: every rank; the non-roots; the root. */
                 if ((mode == BCAST && p == 0) || (mode == REDUCE && p != 0))
@@ -302,13 +302,13 @@ int main(int argc, char **argv)
                         if (IN(q, j) < first)
                             first = IN(q, j);
                     }
-                    w[n++] = pos((mode == BCAST ? IN(0, j) : mode == REDUCE ? first : last) - IN(p, j));
-                    last_arrival += pos(last - IN(p, j));
+                    w[n++] = pos((mode == BCAST ? IN(0, j) : last) - IN(p, j));
+                    first_arrival += pos(first - IN(p, j));
                 }
                 print_truth(p, mode, w, n);
             }
             if (mode == REDUCE)
-                printf("info rank=0 early_reduce_to_last_nonroot=%.6f\n", last_arrival);
+                printf("info rank=0 early_reduce_to_first_nonroot=%.6f\n", first_arrival);
             break;
         }
         }

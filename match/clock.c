@@ -1,0 +1,149 @@
+/* match/clock.c — one time base for the records of all ranks.
+ *
+ * Ranks on one node share CLOCK_MONOTONIC, ranks on different nodes do not.
+ * At MPI_Init and again at MPI_Finalize, the first rank of every node (the
+ * node leader) measures its clock's offset to rank 0's by ping-pong: ten
+ * round trips, the shortest one's midpoint taken as the moment rank 0 read
+ * its clock (Cristian's method; the error is at most half that round trip).
+ * The other ranks of the node take their leader's offsets.  A rank's time
+ * in the common base is its own time plus the offset interpolated linearly
+ * between the two measurements (a constant drift), or the first offset
+ * alone before the second exists (collective batches reduced during the
+ * run: their error grows with the drift times the time since MPI_Init).
+ * On a single node with no test clock, nothing is measured.
+ *
+ * WAITPROF_TEST_CLOCK=RANK:OFFSET_S:DRIFT_PPM makes one rank's matching
+ * clock run OFFSET_S ahead and DRIFT_PPM fast, so that this can be tested on
+ * one machine; that rank then measures its own offset like a node leader.
+ */
+#include <stdlib.h>
+
+#include "match/internal.h"
+
+static struct {
+    int injected;           /* this rank's clock is the test clock */
+    double inj_off_ns, inj_rate, inj_t0;
+    int phases;             /* 0: no offsets; 1: at MPI_Init; 2: also at MPI_Finalize */
+    double o1, t1, o2, t2;  /* offsets (ns, to add) and the local times they were measured */
+    MPI_Comm node;
+} ck = {.node = MPI_COMM_NULL};
+
+void wp_match_clock_test(int injected, double offset_s, double drift_ppm)
+{
+    ck.injected = injected;
+    ck.inj_off_ns = offset_s * 1e9;
+    ck.inj_rate = drift_ppm * 1e-6;
+    ck.inj_t0 = (double)wp_clock_ns();
+}
+
+/* This rank's own clock, as matching reads it. */
+static double wp_local_ns(uint64_t ticks)
+{
+    double ns = (double)wp_ticks_to_ns(ticks);
+    if (ck.injected)
+        ns += ck.inj_off_ns + ck.inj_rate * (ns - ck.inj_t0);
+    return ns;
+}
+
+double wp_match_ref_ns(uint64_t ticks)
+{
+    double ns = wp_local_ns(ticks);
+    if (ck.phases == 0)
+        return ns;
+    if (ck.phases == 1 || ck.t2 <= ck.t1)
+        return ns + ck.o1;
+    return ns + ck.o1 + (ck.o2 - ck.o1) * (ns - ck.t1) / (ck.t2 - ck.t1);
+}
+
+#define WP_TAG_CLOCK 7708
+#define WP_PINGS 10
+
+/* Rank 0's side: answer every leader's pings, one leader at a time. */
+static void wp_serve(MPI_Comm wcomm, int nleaders)
+{
+    for (int l = 0; l < nleaders; l++) {
+        MPI_Status st;
+        double t;
+        int src = MPI_ANY_SOURCE;
+        for (int i = 0; i < WP_PINGS; i++) {
+            if (PMPI_Recv(&t, 1, MPI_DOUBLE, src, WP_TAG_CLOCK, wcomm, &st) != MPI_SUCCESS)
+                return;
+            src = st.MPI_SOURCE;
+            t = wp_local_ns(wp_ticks());
+            PMPI_Send(&t, 1, MPI_DOUBLE, src, WP_TAG_CLOCK, wcomm);
+        }
+    }
+}
+
+/* A leader's side: the offset that turns its time into rank 0's. */
+static double wp_ping(MPI_Comm wcomm)
+{
+    double best_rtt = -1, off = 0;
+    for (int i = 0; i < WP_PINGS; i++) {
+        double a = wp_local_ns(wp_ticks()), b = 0;
+        if (PMPI_Send(&a, 1, MPI_DOUBLE, 0, WP_TAG_CLOCK, wcomm) != MPI_SUCCESS ||
+            PMPI_Recv(&b, 1, MPI_DOUBLE, 0, WP_TAG_CLOCK, wcomm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            break;
+        double c = wp_local_ns(wp_ticks());
+        if (best_rtt < 0 || c - a < best_rtt) {
+            best_rtt = c - a;
+            off = b - (a + c) / 2;
+        }
+    }
+    return off;
+}
+
+void wp_match_clock_sync(MPI_Comm wcomm, int rank)
+{
+    if (ck.phases >= 2)
+        return;
+    if (ck.node == MPI_COMM_NULL &&
+        PMPI_Comm_split_type(wcomm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &ck.node) != MPI_SUCCESS)
+        ck.node = MPI_COMM_NULL;
+    int node_rank = 0;
+    if (ck.node != MPI_COMM_NULL)
+        PMPI_Comm_rank(ck.node, &node_rank);
+    /* Every rank takes part in these two reductions, so all agree whether
+     * anything is measured. */
+    int leader = rank != 0 && (node_rank == 0 || ck.injected);
+    int in[2] = {node_rank == 0 || ck.node == MPI_COMM_NULL, leader}, out[2] = {1, 0};
+    PMPI_Allreduce(in, out, 2, MPI_INT, MPI_SUM, wcomm);
+    int nodes = out[0], nleaders = out[1];
+    int any_injected = 0;
+    PMPI_Allreduce(&ck.injected, &any_injected, 1, MPI_INT, MPI_MAX, wcomm);
+    if (nodes <= 1 && !any_injected)
+        return;
+    double off = 0;
+    if (rank == 0)
+        wp_serve(wcomm, nleaders);
+    else if (leader)
+        off = wp_ping(wcomm);
+    /* A node's ranks share its leader's clock, except a test clock. */
+    double node_off = off;
+    if (ck.node != MPI_COMM_NULL)
+        PMPI_Bcast(&node_off, 1, MPI_DOUBLE, 0, ck.node);
+    if (!ck.injected)
+        off = node_off;
+    double now = wp_local_ns(wp_ticks());
+    if (ck.phases == 0) {
+        ck.o1 = off;
+        ck.t1 = now;
+    } else {
+        ck.o2 = off;
+        ck.t2 = now;
+    }
+    ck.phases++;
+}
+
+void wp_match_clock_end(void)
+{
+    if (ck.node != MPI_COMM_NULL)
+        PMPI_Comm_free(&ck.node);
+}
+
+void wp_match_clock_offsets(double *o1_s, double *o2_s, int *phases)
+{
+    *o1_s = ck.o1 * 1e-9;
+    *o2_s = ck.o2 * 1e-9;
+    *phases = ck.phases;
+}
