@@ -25,6 +25,7 @@ static struct {
     double inj_off_ns, inj_rate, inj_t0;
     int phases;             /* 0: no offsets; 1: at MPI_Init; 2: also at MPI_Finalize */
     double o1, t1, o2, t2;  /* offsets (ns, to add) and the local times they were measured */
+    double err;             /* the larger bound of the two: half the shortest round trip */
     MPI_Comm node;
 } ck = {.node = MPI_COMM_NULL};
 
@@ -75,8 +76,9 @@ static void wp_serve(MPI_Comm wcomm, int nleaders)
     }
 }
 
-/* A leader's side: the offset that turns its time into rank 0's. */
-static double wp_ping(MPI_Comm wcomm)
+/* A leader's side: the offset that turns its time into rank 0's; *err the
+ * bound of its error, half the shortest round trip. */
+static double wp_ping(MPI_Comm wcomm, double *err)
 {
     double best_rtt = -1, off = 0;
     for (int i = 0; i < WP_PINGS; i++) {
@@ -90,6 +92,7 @@ static double wp_ping(MPI_Comm wcomm)
             off = b - (a + c) / 2;
         }
     }
+    *err = best_rtt > 0 ? best_rtt / 2 : 0;
     return off;
 }
 
@@ -113,17 +116,21 @@ void wp_match_clock_sync(MPI_Comm wcomm, int rank)
     PMPI_Allreduce(&ck.injected, &any_injected, 1, MPI_INT, MPI_MAX, wcomm);
     if (nodes <= 1 && !any_injected)
         return;
-    double off = 0;
+    double off = 0, err = 0;
     if (rank == 0)
         wp_serve(wcomm, nleaders);
     else if (leader)
-        off = wp_ping(wcomm);
+        off = wp_ping(wcomm, &err);
     /* A node's ranks share its leader's clock, except a test clock. */
-    double node_off = off;
+    double node[2] = {off, err};
     if (ck.node != MPI_COMM_NULL)
-        PMPI_Bcast(&node_off, 1, MPI_DOUBLE, 0, ck.node);
-    if (!ck.injected)
-        off = node_off;
+        PMPI_Bcast(node, 2, MPI_DOUBLE, 0, ck.node);
+    if (!ck.injected) {
+        off = node[0];
+        err = node[1];
+    }
+    if (err > ck.err)
+        ck.err = err;
     double now = wp_local_ns(wp_ticks());
     if (ck.phases == 0) {
         ck.o1 = off;
@@ -141,9 +148,10 @@ void wp_match_clock_end(void)
         PMPI_Comm_free(&ck.node);
 }
 
-void wp_match_clock_offsets(double *o1_s, double *o2_s, int *phases)
+void wp_match_clock_offsets(double *o1_s, double *o2_s, double *err_s, int *phases)
 {
     *o1_s = ck.o1 * 1e-9;
     *o2_s = ck.o2 * 1e-9;
+    *err_s = ck.err * 1e-9;
     *phases = ck.phases;
 }

@@ -133,8 +133,10 @@ void wp_match_clock_test(int injected, double offset_s, double drift_ppm);
 void wp_match_clock_sync(MPI_Comm wcomm, int rank);
 /* A time stamp (ticks) of this rank in the common base, ns. */
 double wp_match_ref_ns(uint64_t ticks);
-/* The offsets measured (s) and how many times (0, 1, 2), for the meta file. */
-void wp_match_clock_offsets(double *o1_s, double *o2_s, int *phases);
+/* The offsets measured (s), the bound of their error (s: half the shortest
+ * ping-pong round trip) and how many times they were measured (0, 1, 2),
+ * for the meta file.  Reads memory only. */
+void wp_match_clock_offsets(double *o1_s, double *o2_s, double *err_s, int *phases);
 void wp_match_clock_end(void);
 /* A new communicator from a parent (the table's newcomm= rows); fn is the
  * creating function. */

@@ -342,14 +342,15 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         wp_kv(&o, wp_meta_key(WP_MK_match_unmatched), wp_match_cnt.unmatched);
         wp_kv(&o, wp_meta_key(WP_MK_match_dropped), wp_match_cnt.dropped);
         wp_kv(&o, wp_meta_key(WP_MK_match_unnumbered), wp_match_cnt.unnumbered);
-        double o1, o2;
+        double o1, o2, err;
         int syncs;
-        wp_match_clock_offsets(&o1, &o2, &syncs);
+        wp_match_clock_offsets(&o1, &o2, &err, &syncs);
         double off = syncs >= 2 ? o2 : o1;
         wp_puts(&o, wp_meta_key(WP_MK_clock_offset_ns));
         wp_puts(&o, off < 0 ? "=-" : "=");
         wp_putu(&o, (uint64_t)((off < 0 ? -off : off) * 1e9 + 0.5));
         wp_puts(&o, "\n");
+        wp_kv(&o, wp_meta_key(WP_MK_clock_error_ns), (uint64_t)(err * 1e9 + 0.5));
         wp_kv(&o, wp_meta_key(WP_MK_clock_syncs), (uint64_t)syncs);
     }
     int n = wp_nthreads();
