@@ -146,6 +146,40 @@ static void wp_site_name(struct wp_symbolizer *sy, uintptr_t site, char *buf, si
     }
 }
 
+/* rank.R.causes: per measured category and partner that caused its waits,
+ * the partner's rank, what it computed (a hash its rank.R.paths names), the
+ * matched instances and their waits scaled as the category's (the figure of
+ * all its calls). */
+static void wp_write_causes(const char *dir, int rank)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_CAUSES));
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+        return;
+    }
+    struct wp_symbolizer *sy = wp_symbolizer_new();
+    fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_CAUSES), wp_file_version(WP_FILE_CAUSES));
+    fprintf(f, "site\tfunction\tpattern\tdelayer\tcause\tinstances\twait_ns\n");
+    for (size_t i = 0; i < wp_match_cause_slots(); i++) {
+        const struct wp_cause *c = wp_match_cause_at(i);
+        if (c == NULL || c->n == 0)
+            continue;
+        char site[512];
+        if (sy)
+            wp_site_name(sy, c->cat.site, site, sizeof site);
+        else
+            snprintf(site, sizeof site, "0x%llx", (unsigned long long)c->cat.site);
+        fprintf(f, "%s\t%s\t%s\t%d\t%016llx\t%llu\t%.0f\n", site, wp_fn_table[c->cat.fn].name,
+                wp_pattern_name(c->pattern), c->delayer, (unsigned long long)c->cause, (unsigned long long)c->n,
+                (double)c->wait_ns * wp_match_scale(&c->cat));
+    }
+    wp_symbolizer_free(sy);
+    if (fclose(f) != 0)
+        wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+}
+
 /* Reduce the lists of all ranks to rank 0 along a binomial tree: in step k
  * (mask 2^k) a rank with bit k set sends its list to rank - 2^k and is done;
  * the others receive from rank + 2^k and merge.  ceil(log2 P) steps; each
@@ -397,6 +431,10 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
         }
     }
+
+    /* 4b. Who caused this rank's measured waits (match/match.h). */
+    if (have_dir && write_rank && wp_match_on)
+        wp_write_causes(dir, rank);
 
     /* 5. Rank 0's table: this rank's rows with a pattern, one record per
      *    (site, function, pattern), reduced over all ranks (selected or

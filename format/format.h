@@ -27,7 +27,9 @@
     X(FOLDED, "folded", "", 0)                  /* folded stacks, the MPI state as the root frame */          \
     X(CALLS, "calls", "waitprof-calls", 1)      /* per-MPI-function statistics and traffic (TSV) */           \
     X(WAITS, "waits", "waitprof-waits", 1)      /* wait-state categories of the estimator (TSV) */            \
-    X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */
+    X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */  \
+    X(CAUSES, "causes", "waitprof-causes", 1)   /* who caused this rank's measured waits (TSV) */     \
+    X(PATHS, "paths", "waitprof-paths", 1)      /* this rank's computations that caused waits (TSV) */
 
 enum wp_rank_file {
 #define WP_X_(id, suffix, format, version) WP_FILE_##id,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "match/internal.h"
+#include "format/format.h"
 #include "state/functions.h"
 #include "state/log.h"
 
@@ -52,16 +53,41 @@ void wp_match_flush(struct wp_mcomm *mc)
             wp_measured_add(&b->e[i].cat, wp_match_first(b->e[i].k), 0, 0, 0);
         return;
     }
+    /* Who delayed each instance: the last to enter (NxN, barrier), the
+     * root (broadcast), the last non-root (reduce).  A second reduction
+     * tells every member what the delaying one computed before it came. */
+    int delayer[WP_CBATCH], pattern[WP_CBATCH];
+    for (uint32_t i = 0; i < n; i++) {
+        switch (wp_fn_table[b->e[i].cat.fn].wclass) {
+        case WP_CLASS_ONE2N:
+            delayer[i] = b->out[3 * i + 2].r, pattern[i] = WP_PAT_LATE_BCAST;
+            break;
+        case WP_CLASS_N2ONE:
+            delayer[i] = b->out[3 * i + 1].r, pattern[i] = WP_PAT_EARLY_REDUCE;
+            break;
+        case WP_CLASS_BARRIER:
+            delayer[i] = b->out[3 * i].r, pattern[i] = WP_PAT_BARRIER;
+            break;
+        default:
+            delayer[i] = b->out[3 * i].r, pattern[i] = WP_PAT_NXN;
+            break;
+        }
+        b->cin[i] = delayer[i] == mc->rank ? b->e[i].cause : 0;
+        if (delayer[i] == mc->rank)
+            wp_cause_used(b->e[i].cause);
+    }
+    if (PMPI_Allreduce(b->cin, b->cout, (int)n, MPI_UINT64_T, MPI_BOR, mc->handle) != MPI_SUCCESS)
+        memset(b->cout, 0, n * sizeof *b->cout);
     for (uint32_t i = 0; i < n; i++) {
         const struct wp_centry *e = &b->e[i];
         double own = b->in[3 * i].v;
         uint64_t dur = wp_ticks_duration_ns(e->t1 - e->t0);
         double w = 0;
-        switch (wp_fn_table[e->cat.fn].wclass) {
-        case WP_CLASS_ONE2N:
+        switch (pattern[i]) {
+        case WP_PAT_LATE_BCAST:
             w = e->is_root ? 0 : b->out[3 * i + 2].v - own;
             break;
-        case WP_CLASS_N2ONE:
+        case WP_PAT_EARLY_REDUCE:
             /* A communicator of one has no non-root. */
             w = e->is_root && b->out[3 * i + 1].v > -DBL_MAX ? b->out[3 * i + 1].v - own : 0;
             break;
@@ -69,7 +95,10 @@ void wp_match_flush(struct wp_mcomm *mc)
             w = b->out[3 * i].v - own;
             break;
         }
-        wp_measured_add(&e->cat, wp_match_first(e->k), 1, wp_clip(w, dur), dur);
+        uint64_t wait = wp_clip(w, dur);
+        wp_measured_add(&e->cat, wp_match_first(e->k), 1, wait, dur);
+        if (wait > 0 && delayer[i] != mc->rank)
+            wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i], wait);
     }
 }
 
@@ -78,8 +107,11 @@ void wp_match_flush(struct wp_mcomm *mc)
 /* What a record tells its partner: a send its entry, a receive its post. */
 struct wp_mwire {
     uint64_t chan, k;
-    double t; /* ns in the common time base (match/clock.c) */
-    uint32_t side, pad;
+    double t;      /* ns in the common time base (match/clock.c): a send's entry,
+                    * a receive's post */
+    double t0, t1; /* a receive's wait; a blocking send's entry and exit */
+    uint64_t cause; /* what the sender or receiver computed before the call */
+    uint32_t side, lr;
 };
 
 #define WP_TAG_MATCH 7707
@@ -137,7 +169,14 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
         size_t j = i;
         for (; j < nrec && byp[j]->peer == byp[i]->peer; j++) {
             const struct wp_mrec *r = byp[j];
-            out[j] = (struct wp_mwire){r->chan, r->k, wp_match_ref_ns(r->side ? r->post : r->t0), r->side, 0};
+            out[j] = (struct wp_mwire){r->chan,
+                                       r->k,
+                                       wp_match_ref_ns(r->side ? r->post : r->t0),
+                                       wp_match_ref_ns(r->t0),
+                                       wp_match_ref_ns(r->t1),
+                                       r->cause,
+                                       r->side,
+                                       r->lr};
         }
         if (PMPI_Issend(&out[i], (int)((j - i) * sizeof *out), MPI_BYTE, byp[i]->peer, WP_TAG_MATCH, wcomm,
                         &reqs[np]) == MPI_SUCCESS)
@@ -256,16 +295,19 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         if (r->call)
             while (j < wp_match_nrec && wp_match_recs[j].call == r->call)
                 j++;
-        if (r->side == 0 && !r->lr) {
-            i = j;
-            continue;
-        }
-        int matched = 0;
-        uint64_t wait = 0, dur_all = 0;
+        int matched = 0, cause_peer = -1;
+        uint64_t wait = 0, dur_all = 0, cause = 0;
         for (size_t q = i; q < j; q++) {
             const struct wp_mrec *x = &wp_match_recs[q];
             const struct wp_mwire *w = wp_wfind(&tab, x->chan, x->k, x->side ? 0 : 1);
             if (w == NULL)
+                continue;
+            /* The wait this rank's call made the partner take: its own
+             * computation before the call is then a cause. */
+            double p0 = w->t0, p1 = w->t1, mine = wp_match_ref_ns(x->side ? x->post : x->t0);
+            if (x->side == 0 ? mine > p0 : (w->lr && p1 >= mine && mine > p0))
+                wp_cause_used(x->cause);
+            if (x->side == 0 && !x->lr)
                 continue;
             double t0 = wp_match_ref_ns(x->t0), t1 = wp_match_ref_ns(x->t1);
             uint64_t dur = wp_ticks_duration_ns(x->t1 > x->t0 ? x->t1 - x->t0 : 0), one;
@@ -286,12 +328,21 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
                 one = t1 >= w->t ? wp_clip(w->t - t0, dur) : 0;
             }
             matched = 1;
-            if (one > wait)
+            if (one > wait) {
                 wait = one;
+                cause = w->cause;
+                cause_peer = x->peer;
+            }
             if (dur > dur_all)
                 dur_all = dur;
         }
+        if (r->side == 0 && !r->lr) {
+            i = j;
+            continue;
+        }
         wp_measured_add(&r->cat, r->first, matched, wait, dur_all);
+        if (wait > 0 && cause_peer >= 0)
+            wp_cause_add(&r->cat, r->side ? WP_PAT_LATE_SENDER : WP_PAT_LATE_RECEIVER, cause_peer, cause, wait);
         i = j;
     }
     free(tab.slot);

@@ -13,6 +13,8 @@ struct wp_mrec {
     uint64_t post;   /* a receive: when it was posted (ticks); a send: its entry */
     uint64_t t0, t1; /* a receive: its wait, from the completion call's entry to its
                       * exit; a send: its entry and (blocking) its exit */
+    uint64_t cause;  /* what this thread computed before the call (wp_thread_t.
+                      * last_compute): the cause of the partner's wait, if any */
     uint64_t call;   /* nonzero: the completion call that completed several
                       * chosen receives, whose wait is the longest of theirs */
     struct wp_mcat cat;
@@ -25,6 +27,7 @@ struct wp_mrec {
 /* One chosen collective instance, until its batch is reduced. */
 struct wp_centry {
     uint64_t k, t0, t1; /* entry and exit, ticks */
+    uint64_t cause;     /* wp_thread_t.last_compute at entry */
     struct wp_mcat cat;
     int is_root;
 };
@@ -42,6 +45,8 @@ struct wp_cbatch {
      * the latest entry of all, the latest of the non-roots, and the
      * root's. */
     struct wp_di in[3 * WP_CBATCH], out[3 * WP_CBATCH];
+    /* The second reduction: the delaying member's cause, the others 0. */
+    uint64_t cin[WP_CBATCH], cout[WP_CBATCH];
 };
 
 extern pthread_mutex_t wp_match_mu;
@@ -54,6 +59,15 @@ void wp_match_flush(struct wp_mcomm *mc);
 /* Every communicator still numbered, for the flushes at MPI_Finalize,
  * ordered by id (n set). */
 struct wp_mcomm **wp_match_comms(int *n);
+
+/* A wait of a category that a partner caused: the partner's rank in
+ * MPI_COMM_WORLD and what it computed before (a store entry's hash on that
+ * rank, 0 when it had no sample yet); pattern as format/format.h. */
+void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns);
+/* This rank's computation (a store entry's hash) caused a wait elsewhere:
+ * its call path is written for the report (rank.R.paths). */
+void wp_cause_used(uint64_t cause);
+int wp_match_world_rank(struct wp_mcomm *mc, int r);
 
 /* Add one matched (or, with matched 0, unmatched) instance of a category;
  * wait_ns is its wait, dur_ns its duration.  Takes wp_match_mu. */

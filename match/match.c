@@ -261,7 +261,7 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
 
 /* --- point-to-point records ------------------------------------------------------------- */
 
-static int wp_world_rank(struct wp_mcomm *mc, int r)
+int wp_match_world_rank(struct wp_mcomm *mc, int r)
 {
     if (mc->world)
         return r;
@@ -301,11 +301,11 @@ static void wp_append(const struct wp_mrec *r)
 }
 
 void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,
-                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr)
+                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr, uint64_t cause)
 {
-    struct wp_mrec r = {.chan = chan, .k = k, .post = post, .t0 = t0, .t1 = t1, .cat = *c,
+    struct wp_mrec r = {.chan = chan, .k = k, .post = post, .t0 = t0, .t1 = t1, .cat = *c, .cause = cause,
                         .side = (uint8_t)side, .lr = (uint8_t)lr, .first = (uint8_t)wp_match_first(k)};
-    r.peer = wp_world_rank(mc, peer_rank);
+    r.peer = wp_match_world_rank(mc, peer_rank);
     if (r.peer < 0)
         return;
     pthread_mutex_lock(&wp_match_mu);
@@ -319,7 +319,7 @@ void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int
 struct wp_pendrecv {
     uintptr_t key;           /* the request handle; 0: free */
     struct wp_mcomm *mc;
-    uint64_t chan, k, post;
+    uint64_t chan, k, post, cause;
     int source, tag;         /* as posted (wildcards numbered at completion) */
     int wild;
 };
@@ -376,7 +376,7 @@ void wp_match_forget(MPI_Request req)
     pthread_mutex_unlock(&wp_match_mu);
 }
 
-void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter)
+void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause)
 {
     struct wp_mcomm *mc = wp_match_comm(comm);
     uintptr_t key = wp_rkey(req);
@@ -404,7 +404,7 @@ void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, ui
         wp_match_tracked++;
     }
     if (e) {
-        *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter,
+        *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter, .cause = cause,
                                   .source = source, .tag = tag, .wild = wild};
     } else {
         /* Too many receives in flight to follow: a specific one is lost to
@@ -528,7 +528,7 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
         if (e->key == 0)
             continue;
         struct wp_mcomm *mc = e->mc;
-        uint64_t chan = e->chan, k = e->k, post = e->post;
+        uint64_t chan = e->chan, k = e->k, post = e->post, cause = e->cause;
         int source = e->source, tag = e->tag, wild = e->wild;
         wp_pend_remove(e);
         if (wild) {
@@ -548,11 +548,12 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
         }
         /* A test's completions are numbered (a wildcard's) but waited for
          * nothing: no record. */
-        int w = c->site ? wp_world_rank(mc, source) : -1;
+        int w = c->site ? wp_match_world_rank(mc, source) : -1;
         if (w < 0)
             continue;
         r[nr++] = (struct wp_mrec){.chan = chan, .k = k, .post = post, .t0 = early ? now : enter, .t1 = now,
-                                   .cat = *c, .peer = w, .side = 1, .first = (uint8_t)wp_match_first(k)};
+                                   .cat = *c, .peer = w, .side = 1, .first = (uint8_t)wp_match_first(k),
+                                   .cause = cause};
     }
     uint64_t call = nr > 1 ? ++wp_call_ids : 0;
     for (int j = 0; j < nr; j++) {
@@ -564,14 +565,16 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
 
 /* --- collective batches ---------------------------------------------------------------- */
 
-void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter)
+void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter,
+                          uint64_t cause)
 {
     struct wp_cbatch *b = mc->batch;
     if (b == NULL)
         return;
     /* Only the thread calling a collective on mc touches its batch: MPI
      * requires the program to order collective calls on a communicator. */
-    b->e[b->n++] = (struct wp_centry){.k = k, .t0 = enter, .t1 = wp_ticks(), .cat = *c, .is_root = is_root};
+    b->e[b->n++] = (struct wp_centry){.k = k, .t0 = enter, .t1 = wp_ticks(), .cat = *c, .is_root = is_root,
+                                      .cause = cause};
     __atomic_fetch_add(&wp_match_cnt.coll_records, 1, __ATOMIC_RELAXED);
     if (b->n == WP_CBATCH)
         wp_match_flush(mc);

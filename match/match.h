@@ -171,11 +171,14 @@ struct wp_mcat {
  * at t0 (ticks); 1: a receive posted at post and waited for from t0 to t1;
  * lr: a blocking send, whose own wait (Late Receiver) is measured. */
 void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,
-                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr);
+                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr, uint64_t cause);
 
 /* A message sent (blocking or not) on comm to dest with tag; enter is the
- * call's entry.  lr as above. */
-static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_Comm comm, uint64_t enter, int lr)
+ * call's entry.  lr as above.  cause: what the thread computed before the
+ * call (wp_thread_t.last_compute), named as the cause of its partner's
+ * wait. */
+static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_Comm comm, uint64_t enter, int lr,
+                                 uint64_t cause)
 {
     if (dest < 0) /* MPI_PROC_NULL */
         return;
@@ -185,13 +188,13 @@ static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI
     uint64_t chan = wp_match_channel(mc->id, mc->rank, dest, tag);
     uint64_t k = wp_match_next(chan, 0);
     if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
-        wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr);
+        wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
 }
 
 /* A blocking receive that completed: source and tag from the status for
  * wildcards.  Waited from enter until now. */
 static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, MPI_Comm comm,
-                                 const MPI_Status *st, uint64_t enter)
+                                 const MPI_Status *st, uint64_t enter, uint64_t cause)
 {
     if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
         if (st == MPI_STATUS_IGNORE)
@@ -207,19 +210,20 @@ static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, M
     uint64_t chan = wp_match_channel(mc->id, source, mc->rank, tag);
     uint64_t k = wp_match_next(chan, 1);
     if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
-        wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0);
+        wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0, cause);
 }
 
 /* A nonblocking receive posted at enter: numbered now when its source and
  * tag are known (the k-th posted receive of a channel takes its k-th
  * message), at completion otherwise; tracked until its completion call
  * when chosen or a wildcard. */
-void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter);
-static inline void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter)
+void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
+static inline void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter,
+                                  uint64_t cause)
 {
     if (source == MPI_PROC_NULL)
         return;
-    wp_match_irecv_slow(req, source, tag, comm, enter);
+    wp_match_irecv_slow(req, source, tag, comm, enter, cause);
 }
 
 /* A request handle that a call other than MPI_Irecv created: if a stale
@@ -262,15 +266,16 @@ static inline const MPI_Status *wp_match_fstatus(const void *fst, MPI_Status *bu
 }
 
 /* A collective call on comm that returned: entered at enter. */
-void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter);
-static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter)
+void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter,
+                          uint64_t cause);
+static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter, uint64_t cause)
 {
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
     uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
     if (__builtin_expect(wp_match_chosen(mc->id, k, wp_match_cbits), 0))
-        wp_match_coll_record(c, mc, k, is_root, enter);
+        wp_match_coll_record(c, mc, k, is_root, enter, cause);
 }
 
 /* --- results ------------------------------------------------------------------------- */
@@ -290,6 +295,7 @@ struct wp_measured {
     uint64_t first_n, first_m, first_w;
     uint64_t samp_n, samp_m, samp_w;
     double samp_w2;
+    double scale; /* wp_match_wait's figure over the matched waits' sum */
 };
 
 /* The measured wait of a category that had calls calls, in ns, with the
@@ -297,6 +303,24 @@ struct wp_measured {
  * instances in *matched; -1 when nothing was matched there (the estimate
  * stays). */
 int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, uint64_t *matched);
+
+/* Who caused the waits of a category (match/measured.c): per partner rank
+ * (in MPI_COMM_WORLD) and what it computed before its call (a hash of a
+ * store entry on that rank; 0: it had no sample yet), the matched waits it
+ * caused and their number.  The table has wp_match_cause_slots() slots,
+ * unused ones with n 0; scale a row by wp_match_scale() of its category
+ * (set by wp_match_wait) for the figure of all calls. */
+struct wp_cause {
+    struct wp_mcat cat;
+    int pattern, delayer;
+    uint64_t cause, n, wait_ns;
+};
+const struct wp_cause *wp_match_cause_at(size_t i);
+size_t wp_match_cause_slots(void);
+double wp_match_scale(const struct wp_mcat *c);
+/* Whether this rank's computation (a store entry's hash) caused a wait on
+ * another rank: its call path goes into rank.R.paths.  Reads memory only. */
+int wp_match_cause_is_used(uint64_t cause);
 
 /* The held samples' threshold (sampler/store.h) of a category: the mean
  * time its matched calls spent after the partner arrived, in ns; a sample

@@ -121,7 +121,7 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
 {
     *ci_ns = 0;
     *matched = 0;
-    const struct wp_measured *m = wp_meas_find(c, 0);
+    struct wp_measured *m = wp_meas_find(c, 0);
     if (m == NULL || m->first_m + m->samp_m == 0)
         return -1;
     *matched = m->first_m + m->samp_m;
@@ -133,6 +133,9 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
      * fewer calls than were recorded here only if its table overflowed. */
     double rest = calls > m->first_n ? (double)(calls - m->first_n) : 0;
     double w = first_mean * (double)m->first_n + samp_mean * rest;
+    /* What each matched wait stands for: its causes are scaled alike. */
+    double sum = (double)(m->first_w + m->samp_w);
+    m->scale = sum > 0 ? w / sum : 1;
     if (m->samp_m >= 2 && rest > (double)m->samp_m) {
         double n = (double)m->samp_m;
         double var = (m->samp_w2 - n * samp_mean * samp_mean) / (n - 1);
@@ -142,4 +145,85 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
         *ci_ns = (uint64_t)(1.96 * se + 0.5);
     }
     return (int64_t)(w + 0.5);
+}
+
+/* --- causes ------------------------------------------------------------------------------ */
+
+/* The waits of this rank's categories by who caused them; and the set of
+ * this rank's computations that caused waits elsewhere. */
+#define WP_CAUSE_SLOTS 8192
+static struct wp_cause causes[WP_CAUSE_SLOTS];
+static uint64_t cause_overflow;
+#define WP_USED_SLOTS 4096
+static uint64_t used[WP_USED_SLOTS];
+
+void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns)
+{
+    if (c->site == 0 || delayer < 0)
+        return;
+    uint32_t h = (uint32_t)wp_mix64(wp_cat_hash(c) ^ wp_mix64(cause ^ (uint64_t)(uint32_t)delayer << 1)) %
+                 WP_CAUSE_SLOTS;
+    pthread_mutex_lock(&wp_match_mu);
+    for (uint32_t p = 0; p < WP_CAUSE_SLOTS / 2; p++) {
+        struct wp_cause *x = &causes[(h + p) % WP_CAUSE_SLOTS];
+        if (x->n == 0) {
+            *x = (struct wp_cause){.cat = *c, .pattern = pattern, .delayer = delayer, .cause = cause};
+        } else if (!(wp_cat_eq(&x->cat, c) && x->delayer == delayer && x->cause == cause &&
+                     x->pattern == pattern)) {
+            continue;
+        }
+        x->n++;
+        x->wait_ns += wait_ns;
+        pthread_mutex_unlock(&wp_match_mu);
+        return;
+    }
+    cause_overflow++;
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+const struct wp_cause *wp_match_cause_at(size_t i)
+{
+    return i < WP_CAUSE_SLOTS ? &causes[i] : NULL;
+}
+
+size_t wp_match_cause_slots(void)
+{
+    return WP_CAUSE_SLOTS;
+}
+
+double wp_match_scale(const struct wp_mcat *c)
+{
+    const struct wp_measured *m = wp_meas_find(c, 0);
+    return m && m->scale > 0 ? m->scale : 1;
+}
+
+void wp_cause_used(uint64_t cause)
+{
+    if (cause == 0)
+        return;
+    uint32_t h = (uint32_t)wp_mix64(cause) % WP_USED_SLOTS;
+    pthread_mutex_lock(&wp_match_mu);
+    for (uint32_t p = 0; p < WP_USED_SLOTS / 2; p++) {
+        uint64_t *u = &used[(h + p) % WP_USED_SLOTS];
+        if (*u == cause || *u == 0) {
+            *u = cause;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+int wp_match_cause_is_used(uint64_t cause)
+{
+    if (cause == 0)
+        return 0;
+    uint32_t h = (uint32_t)wp_mix64(cause) % WP_USED_SLOTS;
+    for (uint32_t p = 0; p < WP_USED_SLOTS / 2; p++) {
+        uint64_t u = used[(h + p) % WP_USED_SLOTS];
+        if (u == cause)
+            return 1;
+        if (u == 0)
+            return 0;
+    }
+    return 0;
 }

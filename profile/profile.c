@@ -6,6 +6,7 @@
 
 #include "format/format.h"
 #include "fallback/estimate.h"
+#include "match/match.h"
 #include "state/log.h"
 #include "profile/profile.h"
 #include "sampler/store.h"
@@ -128,4 +129,46 @@ int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
     char path[4200];
     snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FOLDED));
     return wp_profile_write_file(path, f);
+}
+
+int wp_profile_write_paths(const char *dir, int rank)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_PATHS));
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL) {
+        wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+        return -1;
+    }
+    struct wp_symbolizer *sy = wp_symbolizer_new();
+    size_t cap = 1 << 16;
+    char *line = malloc(cap);
+    struct wp_folded one = {0};
+    fprintf(fp, "# %s %d\ncause\tpath\n", wp_file_format(WP_FILE_PATHS), wp_file_version(WP_FILE_PATHS));
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_THREADS)
+        n = WP_MAX_THREADS;
+    for (int i = 0; sy && line && i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        for (uint32_t j = 0; s && j < s->nslots; j++) {
+            const struct wp_stack_entry *e = &s->slots[j];
+            if (!e->used || e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
+                continue;
+            /* The folded line of the entry, without its state frame. */
+            wp_profile_add(&one, sy, line, cap, e->state, e->fn, &s->arena[e->off], e->depth, 1);
+            wp_folded_finish(&one);
+            const char *text = one.n ? one.lines[0].stack : "";
+            const char *semi = strchr(text, ';');
+            fprintf(fp, "%016llx\t%s\n", (unsigned long long)e->hash, semi ? semi + 1 : "");
+            wp_folded_free(&one);
+            memset(&one, 0, sizeof one);
+        }
+    }
+    free(line);
+    wp_symbolizer_free(sy);
+    if (fclose(fp) != 0) {
+        wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }

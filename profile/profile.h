@@ -18,5 +18,9 @@
 int wp_profile_build(struct wp_folded *out);
 int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f);
 int wp_profile_write_file(const char *path, const struct wp_folded *f);
+/* rank.R.paths: the call paths (root first, ';'-joined) of this rank's
+ * computations that caused waits on other ranks, by the hash the partners'
+ * rank.R.causes name them with (match/match.h).  After matching. */
+int wp_profile_write_paths(const char *dir, int rank);
 
 #endif

@@ -65,7 +65,29 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     } else {
         fputs("null", f);
     }
-    fprintf(f, ",\n\"top_stall_paths\":[");
+    /* Who caused the measured waits (match/match.h); long_term_s is null
+     * until propagation through waiting ranks is measured. */
+    fprintf(f, ",\n\"causes\":[");
+    for (size_t i = 0; i < R->ncauses; i++) {
+        const struct cause *c = &R->causes[i];
+        fprintf(f, "%s{\"rank\":%d,\"path\":", i ? ",\n" : "", c->delayer);
+        if (c->path)
+            wp_rep_jstr(f, c->path);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"short_term_s\":%.9f,\"long_term_s\":null,\"waits\":[", c->short_s);
+        for (size_t k = 0; k < c->nw; k++) {
+            fprintf(f, "%s{\"rank\":%d,\"site\":", k ? "," : "", c->w[k].rank);
+            wp_rep_jstr(f, c->w[k].site);
+            fprintf(f, ",\"function\":");
+            wp_rep_jstr(f, c->w[k].fn);
+            fprintf(f, ",\"pattern\":");
+            wp_rep_jstr(f, c->w[k].pattern);
+            fprintf(f, ",\"wait_s\":%.9f,\"kind\":\"direct\"}", c->w[k].wait_s);
+        }
+        fputs("]}", f);
+    }
+    fprintf(f, "],\n\"top_stall_paths\":[");
     size_t n;
     const struct path **v = wp_rep_top_stall(R, &n);
     for (size_t i = 0; i < n && i < (size_t)o->top; i++) {

@@ -139,6 +139,24 @@ struct site {
     int wmax_r, wmin_r, tmax_r;
 };
 
+/* Who caused measured waits (rank.R.causes, rank.R.paths; match/match.h):
+ * per delaying rank and call path, the waits it caused directly, each as
+ * (waiting rank, call site, function, pattern, seconds). */
+struct cwait {
+    int rank;
+    char *site;
+    char fn[64], pattern[24];
+    double wait_s;
+};
+struct cause {
+    int delayer;
+    uint64_t hash;  /* the delayer's computation, as rank.R.causes names it */
+    char *path;     /* its call path (rank D's rank.D.paths), NULL if not written */
+    double short_s; /* the waits it caused directly */
+    struct cwait *w;
+    size_t nw;
+};
+
 /* One run directory (see the contract above). */
 struct run {
     struct ctx c;
@@ -163,6 +181,8 @@ struct run {
     uint64_t duration_max, samples, dropped;
     const struct path *main; /* the main waiting call path */
     int cause_rank;
+    struct cause *causes;    /* largest short_s first */
+    size_t ncauses;
 };
 
 /* A state's share of the samples over the ranks that have samples. */

@@ -27,7 +27,9 @@ enum {
     F_FOLDED = 1u << WP_FILE_FOLDED,
     F_CALLS = 1u << WP_FILE_CALLS,
     F_WAITS = 1u << WP_FILE_WAITS,
-    F_MATRIX = 1u << WP_FILE_MATRIX
+    F_MATRIX = 1u << WP_FILE_MATRIX,
+    F_CAUSES = 1u << WP_FILE_CAUSES,
+    F_PATHS = 1u << WP_FILE_PATHS
 };
 
 static int rank_cmp(const void *a, const void *b)
@@ -492,6 +494,140 @@ static void read_waits(struct run *R, struct rinfo *ri, const char *path, const 
         waits_rank_done(R, ri);
 }
 
+/* --- causes (rank.R.causes, rank.R.paths) ----------------------------------------------- */
+
+static struct cause *cause_get(struct run *R, int delayer, uint64_t hash)
+{
+    for (size_t i = 0; i < R->ncauses; i++)
+        if (R->causes[i].delayer == delayer && R->causes[i].hash == hash)
+            return &R->causes[i];
+    R->causes = wp_rep_xrealloc(R->causes, (R->ncauses + 1) * sizeof *R->causes);
+    struct cause *c = &R->causes[R->ncauses++];
+    memset(c, 0, sizeof *c);
+    c->delayer = delayer;
+    c->hash = hash;
+    return c;
+}
+
+static void cause_add_wait(struct cause *c, int rank, const char *site, const char *fn, const char *pat, double w)
+{
+    for (size_t i = 0; i < c->nw; i++)
+        if (c->w[i].rank == rank && strcmp(c->w[i].site, site) == 0 && strcmp(c->w[i].fn, fn) == 0 &&
+            strcmp(c->w[i].pattern, pat) == 0) {
+            c->w[i].wait_s += w;
+            c->short_s += w;
+            return;
+        }
+    c->w = wp_rep_xrealloc(c->w, (c->nw + 1) * sizeof *c->w);
+    struct cwait *x = &c->w[c->nw++];
+    memset(x, 0, sizeof *x);
+    x->rank = rank;
+    x->site = strdup(site);
+    snprintf(x->fn, sizeof x->fn, "%s", fn);
+    snprintf(x->pattern, sizeof x->pattern, "%s", pat);
+    x->wait_s = w;
+    c->short_s += w;
+}
+
+/* site function pattern delayer cause instances wait_ns */
+static int causes_row(struct run *R, struct rinfo *ri, char *line)
+{
+    char *f[16];
+    int n = split_tab(line, f, 16);
+    if (n < 7 || !all_digits(f[5]) || !all_digits(f[6]))
+        return 0;
+    char *end;
+    long d = strtol(f[3], &end, 10);
+    if (*end || d < 0)
+        return 0;
+    uint64_t hash = strtoull(f[4], &end, 16);
+    if (*end)
+        return 0;
+    cause_add_wait(cause_get(R, (int)d, hash), ri->rank, f[0], f[1], f[2], strtoull(f[6], NULL, 10) * 1e-9);
+    return 1;
+}
+
+/* cause path */
+/* The rank whose rank.R.paths is being read (read_rank_tsv's row has no
+ * argument for it). */
+static int paths_rank;
+static int paths_row(struct run *R, struct rinfo *ri, char *line)
+{
+    (void)ri;
+    char *f[4];
+    if (split_tab(line, f, 4) < 2)
+        return 0;
+    char *end;
+    uint64_t hash = strtoull(f[0], &end, 16);
+    if (*end)
+        return 0;
+    for (size_t i = 0; i < R->ncauses; i++)
+        if (R->causes[i].delayer == paths_rank && R->causes[i].hash == hash && R->causes[i].path == NULL)
+            R->causes[i].path = strdup(f[1]);
+    return 1;
+}
+
+static int cause_cmp(const void *a, const void *b)
+{
+    const struct cause *x = a, *y = b;
+    if (x->short_s != y->short_s)
+        return x->short_s < y->short_s ? 1 : -1;
+    return (x->delayer > y->delayer) - (x->delayer < y->delayer);
+}
+
+static int cwait_cmp(const void *a, const void *b)
+{
+    const struct cwait *x = a, *y = b;
+    return x->wait_s < y->wait_s ? 1 : x->wait_s > y->wait_s ? -1 : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Every rank's causes, named by the delaying ranks' paths; causes with the
+ * same delayer and path (different leaf addresses in one function) are
+ * merged. */
+static void load_causes(struct run *R, const char *dir)
+{
+    char path[4400];
+    for (size_t i = 0; i < R->nr; i++)
+        if (R->r[i].files & F_CAUSES) {
+            snprintf(path, sizeof path, "%s/rank.%d.%s", dir, R->r[i].rank, wp_file_suffix(WP_FILE_CAUSES));
+            read_rank_tsv(R, &R->r[i], path, path, WP_FILE_CAUSES, 1, causes_row);
+        }
+    for (size_t i = 0; i < R->nr; i++)
+        if (R->r[i].files & F_PATHS) {
+            paths_rank = R->r[i].rank;
+            snprintf(path, sizeof path, "%s/rank.%d.%s", dir, R->r[i].rank, wp_file_suffix(WP_FILE_PATHS));
+            read_rank_tsv(R, &R->r[i], path, path, WP_FILE_PATHS, 1, paths_row);
+        }
+    for (size_t i = 0; i < R->ncauses; i++) {
+        struct cause *c = &R->causes[i];
+        for (size_t j = 0; j < i; j++) {
+            struct cause *d = &R->causes[j];
+            if (d->nw == 0 || d->delayer != c->delayer || !d->path || !c->path || strcmp(d->path, c->path))
+                continue;
+            for (size_t k = 0; k < c->nw; k++) {
+                cause_add_wait(d, c->w[k].rank, c->w[k].site, c->w[k].fn, c->w[k].pattern, c->w[k].wait_s);
+                free(c->w[k].site);
+            }
+            free(c->w);
+            c->w = NULL;
+            c->nw = 0;
+            c->short_s = 0;
+            break;
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < R->ncauses; i++) {
+        if (R->causes[i].nw)
+            R->causes[k++] = R->causes[i];
+        else
+            free(R->causes[i].path);
+    }
+    R->ncauses = k;
+    qsort(R->causes, R->ncauses, sizeof *R->causes, cause_cmp);
+    for (size_t i = 0; i < R->ncauses; i++)
+        qsort(R->causes[i].w, R->causes[i].nw, sizeof *R->causes[i].w, cwait_cmp);
+}
+
 static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
 {
     char path[4400], name[4400];
@@ -520,6 +656,7 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
         R->samples += ri->samples ? ri->samples : ri->st[0] + ri->st[1] + ri->st[2];
         R->dropped += ri->dropped;
     }
+    load_causes(R, dir);
     /* The main waiting call path, then who causes it: the rank that stalls
      * least there and, among those, computes most. */
     R->main = NULL;
@@ -587,6 +724,13 @@ void wp_rep_run_free(struct run *R)
     for (size_t i = 0; i < R->nsites; i++)
         free(R->sites[i].site);
     free(R->sites);
+    for (size_t i = 0; i < R->ncauses; i++) {
+        for (size_t k = 0; k < R->causes[i].nw; k++)
+            free(R->causes[i].w[k].site);
+        free(R->causes[i].w);
+        free(R->causes[i].path);
+    }
+    free(R->causes);
     for (size_t i = 0; i < R->nisites; i++)
         free(R->isites[i].site);
     free(R->isites);

@@ -49,6 +49,29 @@ static void write_states(FILE *f, const struct run *R)
     }
 }
 
+/* The last frame of a call path (root first, ';'-joined). */
+static const char *leaf(const char *path)
+{
+    const char *l = strrchr(path, ';');
+    return l ? l + 1 : path;
+}
+
+/* The largest measured cause, in one sentence (match/match.h). */
+static void write_cause(FILE *f, const struct run *R)
+{
+    if (R->ncauses == 0)
+        return;
+    const struct cause *c = &R->causes[0];
+    const struct cwait *w = &c->w[0];
+    fprintf(f, "largest cause: rank %d waited %.3f s in %s (%s) because rank %d computed longer in %s: %.3f s of "
+               "waits directly",
+            w->rank, w->wait_s, w->fn, w->site, c->delayer, c->path ? leaf(c->path) : "(path not written)",
+            c->short_s);
+    if (c->nw > 1)
+        fprintf(f, " on %zu (rank, call site) pairs", c->nw);
+    fprintf(f, "\n");
+}
+
 static void write_main(FILE *f, const struct run *R)
 {
     uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
@@ -60,6 +83,9 @@ static void write_main(FILE *f, const struct run *R)
             wp_rep_pct(R->main->c[WP_STATE_STALL], all));
     wp_rep_put_path(f, R->main->path, 150);
     fputc('\n', f);
+    /* Measured causes replace the guess below. */
+    if (R->ncauses)
+        return;
     for (size_t i = 0; i < R->nr; i++) {
         const struct rinfo *ri = &R->r[i];
         if (ri->rank != R->cause_rank)
@@ -225,6 +251,7 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     fprintf(f, "\n== where the time went: share of samples, overall and per rank\n");
     write_states(f, R);
     fprintf(f, "\n== the main waiting call path\n");
+    write_cause(f, R);
     write_main(f, R);
     fprintf(f, "\n== ranks by MPI-Stall share (max first; top %d)\n", o->top);
     fprintf(f, "%6s %8s %8s %11s %10s  %s\n", "rank", "stall", "work", "not-in-mpi", "samples", "status");
@@ -242,7 +269,8 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     free(v);
     fprintf(f, "\n== top MPI-Stall call paths (samples)\n");
     write_top_paths(f, R, o->top);
-    fprintf(f, "\n== wait states (minimum-duration estimate, per call site)\n");
+    fprintf(f, "\n== wait states per call site (measured from matched instances where rank.R.waits says so, "
+               "else the minimum-duration estimate)\n");
     write_waits(f, R, o->top);
     fprintf(f, "\n== imbalance per call site: time in the call, max over ranks minus average\n");
     write_imbalance(f, R, o->top);
@@ -258,6 +286,7 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
 void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
     fprintf(f, "waitprof report: ");
+    write_cause(f, R);
     write_run(f, R, 1);
     write_states(f, R);
     write_main(f, R);
@@ -265,6 +294,6 @@ void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opt
     struct wp_report_opts s = *o;
     s.top = 5;
     write_top_paths(f, R, s.top);
-    fprintf(f, "wait states (estimate):\n");
+    fprintf(f, "wait states:\n");
     write_waits(f, R, 3);
 }

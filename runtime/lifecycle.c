@@ -282,6 +282,10 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
+    /* The computations of this rank that made others wait, by the names
+     * their rank.R.causes give them (after matching, at MPI_Finalize). */
+    if (status == WP_END_COMPLETE && wp_match_on)
+        wp_profile_write_paths(wp_run.dir, wp_run.rank);
     if (wp_meta_write_sig(wp_run.dir, wp_run.rank, status) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.meta (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));

@@ -281,6 +281,10 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         state = WAITPROF_STATE_STALL;
     }
     wp_store_add_sig(s, state, fn, ips, n, w);
+    /* What the thread computes, for the causes of waits (match/match.h):
+     * a store in the same thread's record, async-signal-safe. */
+    if (state == WAITPROF_STATE_NOT_IN_MPI && s->last_hash)
+        wp_self.last_compute = s->last_hash;
     wp_slow_down_sig(slot, s);
     wp_store_handler_time_sig(s, wp_ticks_duration_ns(wp_ticks() - c0));
 done:

@@ -100,6 +100,7 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             e->sclass = k->sclass;
             e->role = k->role;
             e->count = weight;
+            s->last_hash = h;
             s->arena_used += (uint32_t)n;
             s->nstacks++;
             atomic_signal_fence(memory_order_release);
@@ -112,6 +113,7 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             memcmp(&s->arena[e->off], ips, (size_t)n * sizeof *ips) == 0) {
             e->count += weight;
             s->samples += weight;
+            s->last_hash = h;
             return 0;
         }
     }
@@ -165,6 +167,7 @@ static int wp_store_add_key(struct wp_store *s, const struct wp_key *key, const 
 
 int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
 {
+    s->last_hash = 0;
     struct wp_key k = {.state = state, .fn = fn};
     return wp_store_add_key(s, &k, ips, n, weight);
 }

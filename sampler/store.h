@@ -91,6 +91,7 @@ struct wp_store {
     uint32_t stride;         /* timer period in base periods (1, 2, 4, ...):
                               * the rate was halved log2(stride) times */
     uint32_t in_pool;        /* laid out in the rank's pool: never unmapped */
+    uint64_t last_hash;      /* the entry the last wp_store_add_sig added to, 0 if none */
 };
 
 /* Samples taken inside one blocking MPI call, held until the call returns

@@ -53,6 +53,10 @@ typedef struct wp_thread {
                                     * handler: a call that returned EINTR while it
                                     * grew may have been cut short by a sample
                                     * (sampler/sleeps.c) */
+    volatile uint64_t last_compute; /* the store entry (its hash) of this thread's last
+                                    * Not-in-MPI sample: what it computed before an MPI
+                                    * call, the cause of a wait it makes another rank
+                                    * take (match/match.h); 0 before the first */
     void *table[WP_TABLE_KINDS];   /* this thread's tables, NULL until first used */
     unsigned char table_failed[WP_TABLE_KINDS]; /* no table of that kind: never retried */
 } wp_thread_t;

@@ -272,24 +272,25 @@ def match_lines(name, cls, opts, names, early, rq):
     the call's category when the estimator recorded it."""
     out = []
     enter = "wp_t->enter_ticks"
+    cause = "wp_t->last_compute"
     if name in MATCH_SEND:
         d, t, c, lr = MATCH_SEND[name]
-        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d);" % (names[d], names[t], names[c], enter, lr))
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
     if name in MATCH_RECV:
         s, t, c, _ = MATCH_RECV[name]
-        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s);" % (names[s], names[t], names[c], enter))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
     if name in MATCH_SENDRECV:
         d, st, s, rt, c, _ = MATCH_SENDRECV[name]
-        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0);" % (names[d], names[st], names[c], enter))
-        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s);" % (names[s], names[rt], names[c], enter))
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0, %s);" % (names[d], names[st], names[c], enter, cause))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[rt], names[c], enter, cause))
     if name in MATCH_IRECV:
         s, t, c, r = MATCH_IRECV[name]
-        out.append("        wp_match_irecv(*%s, %s, %s, %s, %s);" % (names[r], names[s], names[t], names[c], enter))
+        out.append("        wp_match_irecv(*%s, %s, %s, %s, %s, %s);" % (names[r], names[s], names[t], names[c], enter, cause))
     elif opts.get("req") not in (None, "free") and rq is not None:
         # A new request whose handle value a stale tracked receive had.
         out.append("        wp_match_forget(*%s);" % names[rq])
     if cls in MATCH_COLL and "comm" in names:
-        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s);" % (names[names.index("comm")], enter))
+        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s, %s);" % (names[names.index("comm")], enter, cause))
     if out:
         out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS && wp_match_on) {")
         out.append("    }")
@@ -530,29 +531,30 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
     ierr = "a%d" % (nargs - 1)
     ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
     enter = "wp_r->enter_ticks"
+    cause = "wp_r->last_compute"
     st = lambda i: "NULL" if f08 else "a%d" % i
     out = []
     if name in MATCH_SEND:
         d, t, c, lr = MATCH_SEND[name]
-        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d);" % (F(d), F(t), C(c), enter, lr))
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (F(d), F(t), C(c), enter, lr, cause))
     if name in MATCH_RECV:
         s_, t, c, sti = MATCH_RECV[name]
         out.append("        MPI_Status wp_cst;")
-        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s);"
-                   % (F(s_), F(t), C(c), st(sti), enter))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s, %s);"
+                   % (F(s_), F(t), C(c), st(sti), enter, cause))
     if name in MATCH_SENDRECV:
         d, stg, s_, rt, c, sti = MATCH_SENDRECV[name]
         out.append("        MPI_Status wp_cst;")
-        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0);" % (F(d), F(stg), C(c), enter))
-        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s);"
-                   % (F(s_), F(rt), C(c), st(sti), enter))
+        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0, %s);" % (F(d), F(stg), C(c), enter, cause))
+        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s, %s);"
+                   % (F(s_), F(rt), C(c), st(sti), enter, cause))
     if name in MATCH_IRECV:
         s_, t, c, r = MATCH_IRECV[name]
-        out.append("        wp_match_irecv(PMPI_Request_f2c(%s), %s, %s, %s, %s);" % (F(r), F(s_), F(t), C(c), enter))
+        out.append("        wp_match_irecv(PMPI_Request_f2c(%s), %s, %s, %s, %s, %s);" % (F(r), F(s_), F(t), C(c), enter, cause))
     elif opts.get("req") not in (None, "free") and rq is not None:
         out.append("        wp_match_forget(PMPI_Request_f2c(%s));" % F(rq))
     if cls in MATCH_COLL and "comm" in names:
-        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s);" % (C(names.index("comm")), enter))
+        out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s, %s);" % (C(names.index("comm")), enter, cause))
     if out:
         out.insert(0, "    if (wp_r && %s && wp_match_on) {" % ok)
         out.append("    }")
