@@ -146,6 +146,11 @@ run() {
     floor-*)
         # Preloaded by env(1) in each rank, not into the launcher.
         mpirun_np "$np" env LD_PRELOAD="$BIN/floor_${c#floor-}.so" "$@" >"$log" 2>&1 || rc=$? ;;
+    match0-*)
+        WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#match0-} WAITPROF_MATCH=0 WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
+            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+        [ -z "$(sed -n 's/^match_rate=//p' "$wpdir/rank.0.meta" 2>/dev/null)" ] ||
+            { echo "bench/run.sh: $b ($c) ran with matching on" >&2; exit 1; } ;;
     lean-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_LEAN=1 WAITPROF_SOURCE=${c#lean-} WAITPROF_OUT=$wpdir \
             WAITPROF_QUIET=1 mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
@@ -161,7 +166,7 @@ run() {
     record "$r" "$b" "$c" load1 "$load"
     record "$r" "$b" "$c" wall_s "$(echo "$t0 $t1" | awk '{printf "%.4f", ($2 - $1) / 1e9}')"
     case $c in
-    hz* | src-* | lean-* | free-*)
+    hz* | src-* | lean-* | free-* | match0-*)
         # A profiled run that wrote no meta file was not profiled: stop
         # rather than report the program's own speed as waitprof's.
         [ -r "$wpdir/rank.0.meta" ] || { echo "bench/run.sh: $b ($c) wrote no $wpdir/rank.0.meta; was libwaitprof preloaded?" >&2; cat "$log" >&2; exit 1; }

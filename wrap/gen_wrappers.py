@@ -664,6 +664,13 @@ def gen_f(name, cls, opts, names, decls):
         if "newcomm" in opts:
             out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
             out.append("        wp_src_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a%d));" % int(opts["newcomm"]))
+            # As in C: every member must register the communicator the same
+            # way, whichever binding it created it through (its numbering
+            # starts with a reduction over it, match/match.h).
+            if "req" not in opts and re.match(r"^(const\s+)?MPI_Comm\s+\w+$", decls[0]):
+                out.append("    if (wp_t && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS))" % (nargs - 1, nargs - 1))
+                out.append("        wp_match_comm_new(PMPI_Comm_f2c(*(MPI_Fint *)a0), PMPI_Comm_f2c(*(MPI_Fint *)a%d));"
+                           % int(opts["newcomm"]))
         if "arg0" in opts:
             out.append("    if (wp_t && a0) %s((int)*(MPI_Fint *)a0);" % opts["arg0"])
         declare_recorder(out, start)

@@ -12,6 +12,10 @@
 #   inside the barrier (the estimate is that time minus calls x minimum; on
 #   2 cores many spinning ranks leave a barrier some ms apart, which the
 #   estimate counts as waiting and the truth does not).
+#   These are the estimator's figures, so matched instances are off
+#   (WAITPROF_MATCH=0): with 32 spinning ranks on 2 cores a starved rank
+#   can enter a barrier after rank 3, and the measured waits rightly name
+#   it, not rank 3, as the rank that waited least.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/select
 
@@ -42,7 +46,7 @@ ranks_listed() {
 
 run_case() { # NP SPEC D ITERS
     out=$WP_TMP/sel-$1-$(echo "$2" | tr ',:' '_.')
-    WAITPROF_RANKS=$2 WP_TIMEOUT=120 wp_profile "$1" "$out" "$prog" barrier "$3" "$4" 3 \
+    WAITPROF_MATCH=0 WAITPROF_RANKS=$2 WP_TIMEOUT=120 wp_profile "$1" "$out" "$prog" barrier "$3" "$4" 3 \
         >"$out.stdout" 2>"$out.stderr" || { rc=$?; cat "$out.stderr" >&2; wp_fail "$1 ranks, $2: exited with $rc"; }
     grep -q "^waitprof: $1 ranks.*ranks sampled" "$out.stderr" || { cat "$out.stderr" >&2; wp_fail "summary line does not say which ranks"; }
     [ -f "$out/waitstates.txt" ] && [ -f "$out/all.folded" ] || wp_fail "rank 0's outputs missing in $out"
