@@ -33,10 +33,26 @@ struct wp_chan {
 };
 static struct wp_chan *chans;
 
+int wp_match_serial;
+__thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+
 uint64_t wp_match_next(uint64_t chan, int dir)
 {
-    if (chans == NULL)
+    atomic_uint_fast64_t *n = wp_match_counter(chan, dir);
+    if (n == NULL)
         return UINT64_MAX;
+    if (wp_match_serial) {
+        uint64_t k = atomic_load_explicit(n, memory_order_relaxed);
+        atomic_store_explicit(n, k + 1, memory_order_relaxed);
+        return k;
+    }
+    return atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+}
+
+atomic_uint_fast64_t *wp_match_counter(uint64_t chan, int dir)
+{
+    if (chans == NULL)
+        return NULL;
     uint64_t key = chan * 2 + (uint64_t)dir;
     key = key ? key : 2; /* 0 marks a free slot */
     uint32_t i = (uint32_t)wp_mix64(key) & (WP_CHAN_SLOTS - 1);
@@ -50,12 +66,12 @@ uint64_t wp_match_next(uint64_t chan, int dir)
                 k = expected;
         }
         if (k == key)
-            return atomic_fetch_add_explicit(&chans[i].count, 1, memory_order_relaxed);
+            return &chans[i].count;
     }
     /* A full neighbourhood: this channel is not numbered on this rank (its
      * partner's records for it stay unmatched, and are counted). */
     __atomic_fetch_add(&wp_match_cnt.unnumbered, 1, __ATOMIC_RELAXED);
-    return UINT64_MAX;
+    return NULL;
 }
 
 /* --- communicators ------------------------------------------------------------------- */
@@ -255,6 +271,9 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
     PMPI_Comm_size(MPI_COMM_WORLD, &wp_match_world.size);
     wp_match_world.batch = wb;
     wp_match_bits = wp_match_cbits = bits;
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    wp_match_serial = provided != MPI_THREAD_MULTIPLE;
     wp_match_on = 1;
     wp_match_clock_sync(wcomm, wp_match_world.rank);
 }

@@ -30,9 +30,10 @@
  *   communicator in batches (one MPI_Allreduce per batch: when a batch
  *   fills, at MPI_Comm_free and at MPI_Finalize), so their memory is fixed.
  * - Numbering runs in the wrappers, in normal context, never in a signal
- *   handler.  It takes no lock: channel counters are claimed and counted
- *   with atomics; records are appended under a mutex, for chosen
- *   instances only.
+ *   handler.  It takes no lock: channel counters are claimed with a
+ *   compare-and-swap and counted with an atomic add (a plain one when only
+ *   one thread calls MPI at a time); records are appended under a mutex,
+ *   for chosen instances only.
  */
 #ifndef WP_MATCH_MATCH_H
 #define WP_MATCH_MATCH_H
@@ -154,9 +155,51 @@ static inline struct wp_mcomm *wp_match_comm(MPI_Comm comm)
     return wp_match_comm_slow(comm);
 }
 
-/* The next number on a channel, counted for direction dir (0 sent, 1
- * received); UINT64_MAX when the channel table is full (not numbered). */
+/* The counter of a channel in direction dir (0 sent, 1 received): NULL
+ * when the channel table is full (the channel is not numbered). */
+atomic_uint_fast64_t *wp_match_counter(uint64_t chan, int dir);
+/* The next number on a channel; UINT64_MAX when it is not numbered. */
 uint64_t wp_match_next(uint64_t chan, int dir);
+
+/* 1 when at most one thread calls MPI at a time (the thread level provided
+ * is below MPI_THREAD_MULTIPLE): counters are then incremented without an
+ * atomic read-modify-write, which costs more than the rest of numbering. */
+extern int wp_match_serial;
+
+/* The calling thread's last channel per direction: a ping-pong or a halo
+ * exchange numbers the same few channels over and over, and a hit skips
+ * the hash and the table.  A communicator's descriptor is never freed (a
+ * freed communicator's is only marked dead), so a cached pointer cannot
+ * come to stand for another communicator. */
+struct wp_mcache {
+    const struct wp_mcomm *mc;
+    int peer, tag;
+    uint64_t chan;
+    atomic_uint_fast64_t *count;
+};
+extern __thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+
+/* Number a message of comm between src and dst (ranks in mc) with tag, in
+ * direction dir: *chan receives its channel.  UINT64_MAX: not numbered. */
+static inline uint64_t wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *chan)
+{
+    struct wp_mcache *c = &wp_mcache[dir];
+    int peer = dir ? src : dst;
+    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag || c->count == NULL, 0)) {
+        uint64_t ch = wp_match_channel(mc->id, src, dst, tag);
+        atomic_uint_fast64_t *n = wp_match_counter(ch, dir);
+        if (n == NULL)
+            return UINT64_MAX;
+        c->mc = mc, c->peer = peer, c->tag = tag, c->chan = ch, c->count = n;
+    }
+    *chan = c->chan;
+    if (wp_match_serial) {
+        uint64_t k = atomic_load_explicit(c->count, memory_order_relaxed);
+        atomic_store_explicit(c->count, k + 1, memory_order_relaxed);
+        return k;
+    }
+    return atomic_fetch_add_explicit(c->count, 1, memory_order_relaxed);
+}
 
 /* --- what the wrappers call ------------------------------------------------------ */
 
@@ -185,8 +228,8 @@ static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
-    uint64_t chan = wp_match_channel(mc->id, mc->rank, dest, tag);
-    uint64_t k = wp_match_next(chan, 0);
+    uint64_t chan;
+    uint64_t k = wp_match_number(mc, mc->rank, dest, tag, 0, &chan);
     if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
         wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
 }
@@ -207,8 +250,8 @@ static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, M
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
-    uint64_t chan = wp_match_channel(mc->id, source, mc->rank, tag);
-    uint64_t k = wp_match_next(chan, 1);
+    uint64_t chan;
+    uint64_t k = wp_match_number(mc, source, mc->rank, tag, 1, &chan);
     if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
         wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0, cause);
 }
