@@ -18,7 +18,8 @@
  */
 #include <stdlib.h>
 
-#include "match/internal.h"
+#include "match/clock.h"
+#include "state/clock.h"
 
 static struct {
     int injected;           /* this rank's clock is the test clock */

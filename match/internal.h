@@ -1,11 +1,13 @@
-/* match/internal.h — what match.c, exchange.c and measured.c share: the
+/* match/internal.h — what the files of match/ share: the
  * records and the tables the finalize step reads.  Not for other layers. */
 #ifndef WP_MATCH_INTERNAL_H
 #define WP_MATCH_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "match/match.h"
+#include "match/types.h"
 
 /* A chosen point-to-point instance on this rank. */
 struct wp_mrec {
@@ -53,9 +55,6 @@ extern pthread_mutex_t wp_match_mu;
 extern struct wp_mrec *wp_match_recs;
 extern size_t wp_match_nrec;
 
-/* Reduce a communicator's batch over it (collective) and add the waits to
- * the measured table. */
-void wp_match_flush(struct wp_mcomm *mc);
 /* Every communicator still numbered, for the flushes at MPI_Finalize,
  * ordered by id (n set). */
 struct wp_mcomm **wp_match_comms(int *n);
@@ -67,7 +66,21 @@ void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t ca
 /* This rank's computation (a store entry's hash) caused a wait elsewhere:
  * its call path is written for the report (rank.R.paths). */
 void wp_cause_used(uint64_t cause);
-int wp_match_world_rank(struct wp_mcomm *mc, int r);
+/* A member's rank in MPI_COMM_WORLD; -1 when r is not a member. */
+static inline int wp_match_world_rank(const struct wp_mcomm *mc, int r)
+{
+    if (mc->world)
+        return r;
+    return r >= 0 && r < mc->size ? mc->wranks[r] : -1;
+}
+
+/* A wait as nanoseconds, at least 0 and at most the call's duration. */
+static inline uint64_t wp_match_clip(double w, uint64_t dur)
+{
+    if (!(w > 0))
+        return 0;
+    return w > (double)dur ? dur : (uint64_t)w;
+}
 
 /* Add one matched (or, with matched 0, unmatched) instance of a category;
  * wait_ns is its wait, dur_ns its duration.  Takes wp_match_mu. */

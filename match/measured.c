@@ -14,6 +14,10 @@
 #include <stdlib.h>
 
 #include "match/internal.h"
+#include "match/measured.h"
+
+pthread_mutex_t wp_match_mu = PTHREAD_MUTEX_INITIALIZER;
+struct wp_match_counts wp_match_cnt;
 
 #define WP_MEAS_SLOTS 8192
 static struct wp_measured meas[WP_MEAS_SLOTS];

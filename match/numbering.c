@@ -1,11 +1,15 @@
-/* match/match.c — numbering: communicator ids, channel counters, the
+/* match/numbering.c — numbering: communicator ids, channel counters, the
  * point-to-point records, the tracked nonblocking receives and the
  * collective batches.  See match/match.h. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "match/batch.h"
+#include "match/clock.h"
 #include "match/internal.h"
+#include "match/measured.h"
+#include "match/numbering.h"
 #include "state/log.h"
 
 int wp_match_on;
@@ -13,10 +17,8 @@ unsigned wp_match_bits;
 unsigned wp_match_cbits;
 int wp_match_tracked;
 struct wp_mcomm wp_match_world;
-pthread_mutex_t wp_match_mu = PTHREAD_MUTEX_INITIALIZER;
 struct wp_mrec *wp_match_recs;
 size_t wp_match_nrec;
-struct wp_match_counts wp_match_cnt;
 
 static size_t rec_cap;
 static MPI_Group world_group = MPI_GROUP_NULL;
@@ -107,24 +109,26 @@ struct wp_mcomm *wp_match_comm_slow(MPI_Comm comm)
     return NULL;
 }
 
-static uint64_t wp_members_hash(MPI_Comm comm, int size)
+/* The members' ranks in MPI_COMM_WORLD (into w, size entries) and a hash
+ * of them; 0 when they cannot be had. */
+static uint64_t wp_members_hash(MPI_Comm comm, int size, int *w)
 {
     MPI_Group g;
-    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+    if (w == NULL || PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
         return 0;
     uint64_t h = wp_mix64((uint64_t)size);
     enum { CHUNK = 256 };
-    int in[CHUNK], out[CHUNK];
+    int in[CHUNK];
     for (int r = 0; r < size; r += CHUNK) {
         int n = size - r < CHUNK ? size - r : CHUNK;
         for (int i = 0; i < n; i++)
             in[i] = r + i;
-        if (PMPI_Group_translate_ranks(g, n, in, world_group, out) != MPI_SUCCESS) {
+        if (PMPI_Group_translate_ranks(g, n, in, world_group, &w[r]) != MPI_SUCCESS) {
             PMPI_Group_free(&g);
             return 0;
         }
         for (int i = 0; i < n; i++)
-            h = wp_mix64(h ^ (uint64_t)(uint32_t)out[i]);
+            h = wp_mix64(h ^ (uint64_t)(uint32_t)w[r + i]);
     }
     PMPI_Group_free(&g);
     return h;
@@ -139,28 +143,26 @@ void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm)
     if (pc == NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return;
     struct wp_mcomm *mc = calloc(1, sizeof *mc);
-    if (mc)
-        mc->group = MPI_GROUP_NULL;
     int size = 0, ok = mc != NULL;
     PMPI_Comm_size(comm, &size);
-    uint64_t members = wp_members_hash(comm, size);
     if (ok) {
         PMPI_Comm_rank(comm, &mc->rank);
         mc->size = size;
         mc->batch = calloc(1, sizeof *mc->batch);
-        ok = members != 0 && mc->batch != NULL && PMPI_Comm_group(comm, &mc->group) == MPI_SUCCESS &&
-             __atomic_load_n(&ncomms, __ATOMIC_RELAXED) < WP_COMM_SLOTS * 3 / 4;
+        mc->wranks = malloc((size_t)(size > 0 ? size : 1) * sizeof *mc->wranks);
     }
+    uint64_t members = mc ? wp_members_hash(comm, size, mc->wranks) : 0;
+    ok = ok && members != 0 && mc->batch != NULL && __atomic_load_n(&ncomms, __ATOMIC_RELAXED) < WP_COMM_SLOTS * 3 / 4;
     /* Every member numbers the communicator or none does: a member that
      * could not would leave the others waiting in their batch reductions.
      * The one extra message of a creation, which is collective anyway. */
     int all = 0;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
     if (!all) {
-        if (mc && mc->group != MPI_GROUP_NULL && ok)
-            PMPI_Group_free(&mc->group);
-        if (mc)
+        if (mc) {
             free(mc->batch);
+            free(mc->wranks);
+        }
         free(mc);
         return;
     }
@@ -280,15 +282,6 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
 
 /* --- point-to-point records ------------------------------------------------------------- */
 
-int wp_match_world_rank(struct wp_mcomm *mc, int r)
-{
-    if (mc->world)
-        return r;
-    int w = -1;
-    if (PMPI_Group_translate_ranks(mc->group, 1, &r, world_group, &w) != MPI_SUCCESS || w == MPI_UNDEFINED)
-        return -1;
-    return w;
-}
 
 /* The buffer is full: halve the rate and keep what the lower one chose.
  * The first instances of every channel stay, so a buffer that holds only
@@ -579,30 +572,5 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
         r[j].call = call;
         wp_append(&r[j]);
     }
-    pthread_mutex_unlock(&wp_match_mu);
-}
-
-/* --- collective batches ---------------------------------------------------------------- */
-
-void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter,
-                          uint64_t cause)
-{
-    struct wp_cbatch *b = mc->batch;
-    if (b == NULL)
-        return;
-    /* Only the thread calling a collective on mc touches its batch: MPI
-     * requires the program to order collective calls on a communicator. */
-    b->e[b->n++] = (struct wp_centry){.k = k, .t0 = enter, .t1 = wp_ticks(), .cat = *c, .is_root = is_root,
-                                      .cause = cause};
-    __atomic_fetch_add(&wp_match_cnt.coll_records, 1, __ATOMIC_RELAXED);
-    if (b->n == WP_CBATCH)
-        wp_match_flush(mc);
-}
-
-void wp_match_counts(struct wp_match_counts *out)
-{
-    pthread_mutex_lock(&wp_match_mu);
-    *out = wp_match_cnt;
-    out->bits = wp_match_bits;
     pthread_mutex_unlock(&wp_match_mu);
 }

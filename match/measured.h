@@ -1,0 +1,46 @@
+/* match/measured.h — the results (match/measured.c): the measured waits
+ * per category, who caused them, the held samples' threshold, and the
+ * counters. */
+#ifndef WP_MATCH_MEASURED_H
+#define WP_MATCH_MEASURED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "match/types.h"
+
+/* The measured wait of a category that had calls calls, in ns, with the
+ * half-width of its 95 % confidence interval in *ci_ns and the matched
+ * instances in *matched; -1 when nothing was matched there (the estimate
+ * stays). */
+int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, uint64_t *matched);
+
+/* Who caused the waits of a category (match/measured.c): per partner rank
+ * (in MPI_COMM_WORLD) and what it computed before its call (a hash of a
+ * store entry on that rank; 0: it had no sample yet), the matched waits it
+ * caused and their number.  The table has wp_match_cause_slots() slots,
+ * unused ones with n 0; scale a row by wp_match_scale() of its category
+ * (set by wp_match_wait) for the figure of all calls. */
+const struct wp_cause *wp_match_cause_at(size_t i);
+size_t wp_match_cause_slots(void);
+double wp_match_scale(const struct wp_mcat *c);
+/* Whether this rank's computation (a store entry's hash) caused a wait on
+ * another rank: its call path goes into rank.R.paths.  Reads memory only. */
+int wp_match_cause_is_used(uint64_t cause);
+
+/* The held samples' threshold (sampler/store.h) of a category: the mean
+ * time its matched calls spent after the partner arrived, in ns; a sample
+ * taken more than this before its call's end was waiting.  UINT64_MAX when
+ * no call of the category was matched.  Reads memory only. */
+uint64_t wp_match_tail_ns(int fn, int sclass, int role);
+
+/* Counters for the meta file and the log: records kept, instances matched
+ * and unmatched (their partner left no record), records dropped when the
+ * buffer was full, and receives that could not be numbered (a wildcard
+ * whose status was ignored where waitprof cannot supply one, too many
+ * receives in flight, a full channel table) or matched inconsistently.
+ * Written under the module's mutex; the meta writer, in a signal handler
+ * too, reads them with plain loads (a torn value is only a count). */
+extern struct wp_match_counts wp_match_cnt;
+
+#endif

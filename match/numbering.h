@@ -1,0 +1,202 @@
+/* match/numbering.h — numbering in the wrappers: communicators and their
+ * ids, channel counters, the point-to-point records and the nonblocking
+ * receives followed to their completion (match/match.h has the contract;
+ * match/numbering.c). */
+#ifndef WP_MATCH_NUMBERING_H
+#define WP_MATCH_NUMBERING_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "match/types.h"
+#include "state/clock.h"
+
+/* 1 when the wrappers number instances (set at MPI_Init: WAITPROF_MATCH
+ * not 0, estimate on, not lean). */
+extern int wp_match_on;
+/* The sampling exponent: one instance in 2^wp_match_bits beyond the first
+ * ones.  Raised by one each time the point-to-point buffer fills. */
+extern unsigned wp_match_bits;
+/* The same for collective instances, fixed for the run: every member of a
+ * communicator must choose the same instances, or their batches would
+ * differ (point-to-point records may differ between the sides: an instance
+ * only one side chose stays unmatched). */
+extern unsigned wp_match_cbits;
+/* Nonblocking receives awaiting their completion call (numbering.c): the
+ * completion wrappers look requests up only while this is nonzero. */
+extern int wp_match_tracked;
+
+/* --- set-up ------------------------------------------------------------------------ */
+
+/* At MPI_Init (normal context), collective over wcomm (a duplicate of
+ * MPI_COMM_WORLD): rate is WAITPROF_MATCH (0 off, else one in rate,
+ * rounded down to a power of two), bytes the memory for point-to-point
+ * records.  On for all ranks or for none.  Then, while on, the clocks'
+ * offsets are measured (match/clock.c). */
+void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes);
+
+/* A new communicator from a parent (the table's newcomm= rows); fn is the
+ * creating function. */
+void wp_match_comm_new(MPI_Comm parent, MPI_Comm comm);
+/* Before MPI_Comm_free (collective): reduce the communicator's batch. */
+void wp_match_comm_free(MPI_Comm comm);
+
+/* The descriptor of a communicator, NULL when it is not numbered. */
+struct wp_mcomm *wp_match_comm_slow(MPI_Comm comm);
+extern struct wp_mcomm wp_match_world;
+static inline struct wp_mcomm *wp_match_comm(MPI_Comm comm)
+{
+    if (__builtin_expect(comm == MPI_COMM_WORLD, 1))
+        return &wp_match_world;
+    return wp_match_comm_slow(comm);
+}
+
+/* The counter of a channel in direction dir (0 sent, 1 received): NULL
+ * when the channel table is full (the channel is not numbered). */
+atomic_uint_fast64_t *wp_match_counter(uint64_t chan, int dir);
+/* The next number on a channel; UINT64_MAX when it is not numbered. */
+uint64_t wp_match_next(uint64_t chan, int dir);
+
+/* 1 when at most one thread calls MPI at a time (the thread level provided
+ * is below MPI_THREAD_MULTIPLE): counters are then incremented without an
+ * atomic read-modify-write, which costs more than the rest of numbering. */
+extern int wp_match_serial;
+
+/* The calling thread's last channel per direction: a ping-pong or a halo
+ * exchange numbers the same few channels over and over, and a hit skips
+ * the hash and the table.  A communicator's descriptor is never freed (a
+ * freed communicator's is only marked dead), so a cached pointer cannot
+ * come to stand for another communicator. */
+struct wp_mcache {
+    const struct wp_mcomm *mc;
+    int peer, tag;
+    uint64_t chan;
+    atomic_uint_fast64_t *count;
+};
+extern __thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+
+/* Number a message of comm between src and dst (ranks in mc) with tag, in
+ * direction dir: *chan receives its channel.  UINT64_MAX: not numbered. */
+static inline uint64_t wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *chan)
+{
+    struct wp_mcache *c = &wp_mcache[dir];
+    int peer = dir ? src : dst;
+    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag || c->count == NULL, 0)) {
+        uint64_t ch = wp_match_channel(mc->id, src, dst, tag);
+        atomic_uint_fast64_t *n = wp_match_counter(ch, dir);
+        if (n == NULL)
+            return UINT64_MAX;
+        c->mc = mc, c->peer = peer, c->tag = tag, c->chan = ch, c->count = n;
+    }
+    *chan = c->chan;
+    if (wp_match_serial) {
+        uint64_t k = atomic_load_explicit(c->count, memory_order_relaxed);
+        atomic_store_explicit(c->count, k + 1, memory_order_relaxed);
+        return k;
+    }
+    return atomic_fetch_add_explicit(c->count, 1, memory_order_relaxed);
+}
+
+/* --- what the wrappers call ------------------------------------------------------ */
+
+/* Record a chosen point-to-point instance (cold).  side 0: a send entered
+ * at t0 (ticks); 1: a receive posted at post and waited for from t0 to t1;
+ * lr: a blocking send, whose own wait (Late Receiver) is measured. */
+void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,
+                         struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr, uint64_t cause);
+
+/* A message sent (blocking or not) on comm to dest with tag; enter is the
+ * call's entry.  lr as above.  cause: what the thread computed before the
+ * call (wp_thread_t.last_compute), named as the cause of its partner's
+ * wait. */
+static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_Comm comm, uint64_t enter, int lr,
+                                 uint64_t cause)
+{
+    if (dest < 0) /* MPI_PROC_NULL */
+        return;
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    if (mc == NULL)
+        return;
+    uint64_t chan;
+    uint64_t k = wp_match_number(mc, mc->rank, dest, tag, 0, &chan);
+    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
+        wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+}
+
+/* A blocking receive that completed: source and tag from the status for
+ * wildcards.  Waited from enter until now. */
+static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, MPI_Comm comm,
+                                 const MPI_Status *st, uint64_t enter, uint64_t cause)
+{
+    if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
+        if (st == MPI_STATUS_IGNORE)
+            return;
+        source = st->MPI_SOURCE;
+        tag = st->MPI_TAG;
+    }
+    if (source < 0) /* MPI_PROC_NULL */
+        return;
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    if (mc == NULL)
+        return;
+    uint64_t chan;
+    uint64_t k = wp_match_number(mc, source, mc->rank, tag, 1, &chan);
+    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
+        wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0, cause);
+}
+
+/* A nonblocking receive posted at enter: numbered now when its source and
+ * tag are known (the k-th posted receive of a channel takes its k-th
+ * message), at completion otherwise; tracked until its completion call
+ * when chosen or a wildcard. */
+void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
+static inline void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter,
+                                  uint64_t cause)
+{
+    if (source == MPI_PROC_NULL)
+        return;
+    wp_match_irecv_slow(req, source, tag, comm, enter, cause);
+}
+
+/* A request handle that a call other than MPI_Irecv created: if a stale
+ * tracked receive had the same handle value, it is forgotten. */
+void wp_match_forget(MPI_Request req);
+
+/* Completion calls.  Before the PMPI call, the tracked receives among the
+ * requests are taken out (at most WP_MATCH_PEND of them); after it, the
+ * ones that completed are recorded with the call's category, waited from
+ * enter (the call's entry; early: complete on entry, no wait) until now.
+ * A wildcard receive needs its status: want_status says whether the call
+ * must be given a status array of its own when the program ignores them. */
+#define WP_MATCH_PEND 64
+struct wp_mpend {
+    int n, want_status;
+    int idx[WP_MATCH_PEND];
+    uint32_t slot[WP_MATCH_PEND];
+};
+void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
+/* done(i): whether request i completed: all (Wait, Waitall), one index
+ * (Waitany), or a list (Waitsome). */
+void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
+                   const int *list, int nlist, uint64_t enter, int early);
+
+/* The same for the Fortran bindings: requests, statuses, index and list
+ * as Fortran passes them (integers; indices from 1), NULL where the call
+ * has none; fstatuses NULL also where their layout is not the integer
+ * array's (mpi_f08). */
+void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count);
+void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fstatuses, int all, const void *findex,
+                    const void *flist, const void *fcount, uint64_t enter, int early);
+
+/* A Fortran status as a C one in *buf; MPI_STATUS_IGNORE when there is
+ * none (NULL, MPI_F_STATUS_IGNORE). */
+static inline const MPI_Status *wp_match_fstatus(const void *fst, MPI_Status *buf)
+{
+    if (fst == NULL || fst == MPI_F_STATUS_IGNORE || PMPI_Status_f2c(fst, buf) != MPI_SUCCESS)
+        return MPI_STATUS_IGNORE;
+    return buf;
+}
+
+#endif

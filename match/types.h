@@ -1,0 +1,100 @@
+/* match/types.h — the data types and pure functions of matched instances
+ * (match/match.h has the contract): the hashed choice of instances, a
+ * call's category, a communicator as numbering knows it, and the measured
+ * results.  Nothing here refers to a definition in another file, so every
+ * file of match/ can include it. */
+#ifndef WP_MATCH_TYPES_H
+#define WP_MATCH_TYPES_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Every instance below this number on a channel or communicator is chosen,
+ * so call sites with few calls are measured in full. */
+#define WP_MATCH_FIRST 16
+#define WP_MATCH_RATE_DEFAULT 16
+
+/* A call's category, as the estimator records it (fallback/stats.h). */
+struct wp_mcat {
+    uintptr_t site;
+    uint16_t fn;
+    uint8_t sclass, role;
+};
+
+/* A communicator as numbering knows it. */
+struct wp_mcomm {
+    uintptr_t key;          /* the handle, widened (0: slot free) */
+    MPI_Comm handle;
+    uint64_t id;            /* agreed across ranks */
+    int rank, size;         /* the calling process's rank in it, its size */
+    int world;              /* its ranks are MPI_COMM_WORLD's */
+    int *wranks;            /* else each member's rank in MPI_COMM_WORLD, read
+                             * once at its creation (for the members' hash) */
+    atomic_uint_fast64_t coll; /* collective instances so far */
+    struct wp_cbatch *batch;   /* chosen collective instances not yet reduced */
+    int dead;               /* freed: its handle may come back as another */
+};
+
+/* --- pure parts --------------------------------------------------------- */
+
+static inline uint64_t wp_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* The channel of a message: the same value on both sides. */
+static inline uint64_t wp_match_channel(uint64_t comm_id, int src, int dst, int tag)
+{
+    uint64_t h = wp_mix64(comm_id ^ 0x9e3779b97f4a7c15ull);
+    h = wp_mix64(h ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst));
+    return wp_mix64(h ^ (uint64_t)(uint32_t)tag) | 1; /* never 0: 0 marks a free counter */
+}
+
+/* Whether instance k of a channel or communicator is recorded at sampling
+ * exponent bits.  Monotone: chosen at bits + 1 implies chosen at bits. */
+static inline int wp_match_chosen(uint64_t chan, uint64_t k, unsigned bits)
+{
+    if (k < WP_MATCH_FIRST)
+        return 1;
+    if (bits == 0)
+        return 1;
+    return (wp_mix64(chan + k * 0x9e3779b97f4a7c15ull) >> (64 - bits)) == 0;
+}
+
+/* Whether instance k is in the always-chosen stratum. */
+static inline int wp_match_first(uint64_t k)
+{
+    return k < WP_MATCH_FIRST;
+}
+
+/* The measured figures of one category (match/measured.c). */
+struct wp_measured {
+    struct wp_mcat cat;
+    /* Instances of the always-chosen stratum (the first ones of every
+     * channel) and of the sampled one: recorded, matched, summed wait (ns),
+     * and for the sampled stratum the sum of squared waits (s^2). */
+    uint64_t first_n, first_m, first_w;
+    uint64_t samp_n, samp_m, samp_w;
+    double samp_w2;
+    double scale; /* wp_match_wait's figure over the matched waits' sum */
+};
+
+/* Who caused the waits of a category: see match/match.h. */
+struct wp_cause {
+    struct wp_mcat cat;
+    int pattern, delayer;
+    uint64_t cause, n, wait_ns;
+};
+
+/* Counters for the meta file: see match/match.h. */
+struct wp_match_counts {
+    uint64_t p2p_records, coll_records, matched, unmatched, dropped, unnumbered;
+};
+
+#endif
