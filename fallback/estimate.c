@@ -149,7 +149,8 @@ static void wp_site_name(struct wp_symbolizer *sy, uintptr_t site, char *buf, si
 /* rank.R.causes: per measured category and partner that caused its waits,
  * the partner's rank, what it computed (a hash its rank.R.paths names), the
  * matched instances and their waits scaled as the category's (the figure of
- * all its calls). */
+ * all its calls), and whether the partner caused them directly or through
+ * ranks that waited for it (kind, a column added at the end). */
 static void wp_write_causes(const char *dir, int rank)
 {
     char path[4200];
@@ -161,7 +162,7 @@ static void wp_write_causes(const char *dir, int rank)
     }
     struct wp_symbolizer *sy = wp_symbolizer_new();
     fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_CAUSES), wp_file_version(WP_FILE_CAUSES));
-    fprintf(f, "site\tfunction\tpattern\tdelayer\tcause\tinstances\twait_ns\n");
+    fprintf(f, "site\tfunction\tpattern\tdelayer\tcause\tinstances\twait_ns\tkind\n");
     for (size_t i = 0; i < wp_match_cause_slots(); i++) {
         const struct wp_cause *c = wp_match_cause_at(i);
         if (c == NULL || c->n == 0)
@@ -171,9 +172,9 @@ static void wp_write_causes(const char *dir, int rank)
             wp_site_name(sy, c->cat.site, site, sizeof site);
         else
             snprintf(site, sizeof site, "0x%llx", (unsigned long long)c->cat.site);
-        fprintf(f, "%s\t%s\t%s\t%d\t%016llx\t%llu\t%.0f\n", site, wp_fn_table[c->cat.fn].name,
+        fprintf(f, "%s\t%s\t%s\t%d\t%016llx\t%llu\t%.0f\t%s\n", site, wp_fn_table[c->cat.fn].name,
                 wp_pattern_name(c->pattern), c->delayer, (unsigned long long)c->cause, (unsigned long long)c->n,
-                (double)c->wait_ns * wp_match_scale(&c->cat));
+                (double)c->wait_ns * wp_match_scale(&c->cat), c->propagated ? "propagated" : "direct");
     }
     wp_symbolizer_free(sy);
     if (fclose(f) != 0)

@@ -92,7 +92,7 @@ void wp_match_flush(struct wp_mcomm *mc)
         uint64_t wait = wp_match_clip(w, dur);
         wp_measured_add(&e->cat, wp_match_first(e->k), 1, wait, dur);
         if (wait > 0 && delayer[i] != mc->rank)
-            wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i], wait);
+            wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i], wait, 0);
     }
 }
 

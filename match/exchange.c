@@ -17,7 +17,27 @@
  *   stricter form stops at the first non-root, which hides a reduction
  *   that waits for one late rank).  Each at most the call's own duration.
  * A completion call that completed several chosen receives waited for the
- * last of them: its wait is the longest of theirs. */
+ * last of them: its wait is the longest of theirs.
+ *
+ * Propagation (seed 002's delay costs).  A Late Sender wait W of rank A
+ * names the sender B and what B computed before its send.  When B's send
+ * followed a recorded receive of B's that waited W' (the send's
+ * predecessor, match/numbering.h), B was late by W' without computing
+ * longer: min(W, W') of A's wait is propagated, and belongs to whatever
+ * caused B's W'; the rest, W - min(W, W'), B caused directly.  Following
+ * that back from wait to wait ends at terminal delays: rank and
+ * computation pairs that were late without waiting.  A wait's terminal
+ * delays (its direct part's cause, and its propagated part spread over its
+ * predecessor's terminal delays in their proportions, the largest
+ * WP_TERMS kept) are known once its predecessor's are, so they are
+ * resolved in rounds after the matching: in each round, every send whose
+ * predecessor is resolved (or that has none) tells its receiver the
+ * predecessor's wait and terminal delays.  Predecessors precede their
+ * successors in time, so the rounds end; a wait whose sender never tells
+ * (its record was dropped) counts as direct.  The direct part is the
+ * delayer's short-term cost, the propagated parts the terminal delays'
+ * long-term costs.  Late Receiver waits and collective waits are counted
+ * as direct: their delayers' previous waits are not followed. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,72 +94,66 @@ static const struct wp_mwire *wp_wfind(const struct wp_wtab *t, uint64_t chan, u
     }
 }
 
-/* Send every record to its partner's rank and receive theirs: the
- * nonblocking consensus of Hoefler et al. (synchronous sends to the
- * partners, receives of whatever arrives, and a nonblocking barrier entered
- * once the own sends are matched), so that no rank needs to know who will
- * send to it and nothing is gathered on one rank.  Returns the received
- * records (*n set), or NULL with *n 0. */
-static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t nrec, size_t *nin)
+/* Send every element to its partner's rank (peer[i], sorted) and receive
+ * the others': the nonblocking consensus of Hoefler et al. (synchronous
+ * sends to the partners, receives of whatever arrives, and a nonblocking
+ * barrier entered once the own sends are matched), so that no rank needs
+ * to know who will send to it and nothing is gathered on one rank.  All
+ * ranks call it together; a round's messages are all received before its
+ * barrier completes, so rounds cannot mix.  Returns the received elements
+ * (*nin set), or NULL with *nin 0 (*failed set when some were lost). */
+static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, size_t n, size_t elsize,
+                    size_t *nin, int *failed)
 {
     *nin = 0;
     size_t npeers = 0;
-    for (size_t i = 0; i < nrec; i++)
-        if (i == 0 || byp[i]->peer != byp[i - 1]->peer)
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || peer[i] != peer[i - 1])
             npeers++;
-    struct wp_mwire *out = malloc((nrec ? nrec : 1) * sizeof *out);
     MPI_Request *reqs = malloc((npeers ? npeers : 1) * sizeof *reqs);
-    int failed = out == NULL || reqs == NULL;
+    if (reqs == NULL)
+        *failed = 1;
     size_t np = 0;
-    for (size_t i = 0; !failed && i < nrec;) {
+    for (size_t i = 0; reqs && i < n;) {
         size_t j = i;
-        for (; j < nrec && byp[j]->peer == byp[i]->peer; j++) {
-            const struct wp_mrec *r = byp[j];
-            out[j] = (struct wp_mwire){r->chan,
-                                       r->k,
-                                       wp_match_ref_ns(r->side ? r->post : r->t0),
-                                       wp_match_ref_ns(r->t0),
-                                       wp_match_ref_ns(r->t1),
-                                       r->cause,
-                                       r->side,
-                                       r->lr};
-        }
-        if (PMPI_Issend(&out[i], (int)((j - i) * sizeof *out), MPI_BYTE, byp[i]->peer, WP_TAG_MATCH, wcomm,
+        while (j < n && peer[j] == peer[i])
+            j++;
+        if (PMPI_Issend((const char *)out + i * elsize, (int)((j - i) * elsize), MPI_BYTE, peer[i], tag, wcomm,
                         &reqs[np]) == MPI_SUCCESS)
             np++;
         i = j;
     }
     /* Whatever happened above, this rank takes part in the consensus, so
      * no other rank waits for it forever. */
-    size_t cap = 1024, n = 0;
-    struct wp_mwire *in = malloc(cap * sizeof *in);
+    size_t cap = 1024, m = 0;
+    char *in = malloc(cap * elsize);
     MPI_Request bar = MPI_REQUEST_NULL;
     int barrier = 0, done = 0;
     size_t sent = 0;
     while (!done) {
         int flag = 0;
         MPI_Status st;
-        if (PMPI_Iprobe(MPI_ANY_SOURCE, WP_TAG_MATCH, wcomm, &flag, &st) == MPI_SUCCESS && flag) {
+        if (PMPI_Iprobe(MPI_ANY_SOURCE, tag, wcomm, &flag, &st) == MPI_SUCCESS && flag) {
             int bytes = 0;
             PMPI_Get_count(&st, MPI_BYTE, &bytes);
-            size_t m = (size_t)bytes / sizeof *in;
-            if (in && n + m > cap) {
-                while (n + m > cap)
+            size_t k = (size_t)bytes / elsize;
+            if (in && m + k > cap) {
+                while (m + k > cap)
                     cap *= 2;
-                struct wp_mwire *g = realloc(in, cap * sizeof *in);
+                char *g = realloc(in, cap * elsize);
                 if (g == NULL)
                     free(in);
                 in = g;
             }
             if (in) {
-                PMPI_Recv(&in[n], bytes, MPI_BYTE, st.MPI_SOURCE, WP_TAG_MATCH, wcomm, MPI_STATUS_IGNORE);
-                n += m;
+                PMPI_Recv(in + m * elsize, bytes, MPI_BYTE, st.MPI_SOURCE, tag, wcomm, MPI_STATUS_IGNORE);
+                m += k;
             } else {
                 /* No room: received and dropped (waitprof's communicator
                  * returns errors, so a truncation does not abort). */
-                struct wp_mwire one;
-                PMPI_Recv(&one, (int)sizeof one, MPI_BYTE, st.MPI_SOURCE, WP_TAG_MATCH, wcomm, MPI_STATUS_IGNORE);
-                failed = 1;
+                char one[256];
+                PMPI_Recv(one, (int)sizeof one, MPI_BYTE, st.MPI_SOURCE, tag, wcomm, MPI_STATUS_IGNORE);
+                *failed = 1;
             }
         }
         if (!barrier) {
@@ -157,14 +171,227 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
             PMPI_Test(&bar, &done, MPI_STATUS_IGNORE);
         }
     }
-    free(out);
     free(reqs);
-    if (failed || in == NULL) {
+    if (in == NULL)
+        return NULL;
+    *nin = m;
+    return in;
+}
+
+/* Every record to its partner, as the partner needs it. */
+static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t nrec, size_t *nin)
+{
+    struct wp_mwire *out = malloc((nrec ? nrec : 1) * sizeof *out);
+    int *peer = calloc(nrec ? nrec : 1, sizeof *peer);
+    int failed = out == NULL || peer == NULL;
+    size_t n = failed ? 0 : nrec;
+    for (size_t j = 0; j < n; j++) {
+        const struct wp_mrec *r = byp[j];
+        out[j] = (struct wp_mwire){r->chan,
+                                   r->k,
+                                   wp_match_ref_ns(r->side ? r->post : r->t0),
+                                   wp_match_ref_ns(r->t0),
+                                   wp_match_ref_ns(r->t1),
+                                   r->cause,
+                                   r->side,
+                                   r->lr};
+        peer[j] = r->peer;
+    }
+    struct wp_mwire *in = wp_nbx(wcomm, WP_TAG_MATCH, out, peer, n, sizeof *out, nin, &failed);
+    free(out);
+    free(peer);
+    if (failed) {
         free(in);
+        *nin = 0;
         return NULL;
     }
-    *nin = n;
     return in;
+}
+
+/* --- propagation ------------------------------------------------------------------------ */
+
+#define WP_TERMS 4
+#define WP_TAG_PROP 7708
+#define WP_PROP_ROUNDS 4096
+
+/* A terminal delay: a rank and what it computed, and the part of a wait
+ * (ns) it caused. */
+struct wp_term {
+    int32_t rank;
+    uint32_t pad;
+    uint64_t cause;
+    double ns;
+};
+
+/* A Late Sender wait of this rank, until its terminal delays are known. */
+struct wp_winst {
+    uint64_t chan, k; /* the record that decided its wait */
+    size_t first, last; /* its records in wp_match_recs */
+    struct wp_mcat cat;
+    double wait;      /* ns */
+    int32_t delayer;
+    int resolved, nt;
+    uint64_t cause;
+    struct wp_term t[WP_TERMS];
+};
+
+/* What a send tells its receiver: its predecessor's wait and terminal
+ * delays (their shares of it). */
+struct wp_pwire {
+    uint64_t chan, k;
+    double wait;
+    uint32_t nt, pad;
+    struct wp_term t[WP_TERMS];
+};
+
+/* A matched send of this rank whose receiver waited. */
+struct wp_psend {
+    uint64_t chan, k;
+    int32_t peer;
+    int sent;
+    long pred; /* its predecessor's wp_winst, -1: none that waited */
+};
+
+/* (channel, number) of this rank's receive records -> wp_winst index. */
+struct wp_itab {
+    uint64_t *chan, *k;
+    long *inst;
+    size_t mask;
+};
+
+static void wp_itab_put(struct wp_itab *t, uint64_t chan, uint64_t k, long inst)
+{
+    size_t i = wp_wkey(chan, k, 1) & t->mask;
+    while (t->chan[i] && !(t->chan[i] == chan && t->k[i] == k))
+        i = (i + 1) & t->mask;
+    t->chan[i] = chan, t->k[i] = k, t->inst[i] = inst;
+}
+
+static long wp_itab_get(const struct wp_itab *t, uint64_t chan, uint64_t k)
+{
+    if (t->chan == NULL || chan == 0)
+        return -1;
+    for (size_t i = wp_wkey(chan, k, 1) & t->mask; t->chan[i]; i = (i + 1) & t->mask)
+        if (t->chan[i] == chan && t->k[i] == k)
+            return t->inst[i];
+    return -1;
+}
+
+static int wp_term_cmp(const void *a, const void *b)
+{
+    const struct wp_term *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* Resolve a wait: its direct part (wait - propagated) to its delayer, its
+ * propagated part over the predecessor's terminal delays p (shares of
+ * pwait); counted as causes, and kept (the largest WP_TERMS, scaled back
+ * to the whole wait) for the waits it propagates to. */
+static void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint32_t np)
+{
+    double prop = pwait < w->wait ? pwait : w->wait;
+    if (!(prop > 0) || np == 0)
+        prop = 0;
+    struct wp_term all[WP_TERMS + 1];
+    int n = 0;
+    all[n++] = (struct wp_term){w->delayer, 0, w->cause, w->wait - prop};
+    double psum = 0;
+    for (uint32_t i = 0; i < np && i < WP_TERMS; i++)
+        psum += p[i].ns;
+    for (uint32_t i = 0; prop > 0 && psum > 0 && i < np && i < WP_TERMS; i++) {
+        double part = prop * p[i].ns / psum;
+        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part + 0.5), 1);
+        int j = 0;
+        while (j < n && !(all[j].rank == p[i].rank && all[j].cause == p[i].cause))
+            j++;
+        if (j == n)
+            all[n++] = (struct wp_term){p[i].rank, 0, p[i].cause, 0};
+        all[j].ns += part;
+    }
+    if (w->wait - prop > 0)
+        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, w->delayer, w->cause, (uint64_t)(w->wait - prop + 0.5), 0);
+    qsort(all, (size_t)n, sizeof *all, wp_term_cmp);
+    w->nt = n < WP_TERMS ? n : WP_TERMS;
+    double kept = 0;
+    for (int i = 0; i < w->nt; i++)
+        kept += all[i].ns;
+    for (int i = 0; i < w->nt; i++) {
+        w->t[i] = all[i];
+        w->t[i].ns = kept > 0 ? all[i].ns * w->wait / kept : 0;
+    }
+    w->resolved = 1;
+}
+
+static int wp_psend_by_peer(const void *a, const void *b)
+{
+    const struct wp_psend *x = a, *y = b;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+/* The rounds (see the header): every rank calls this together, whatever it
+ * holds, and leaves after the same round as the others. */
+static void wp_propagate(MPI_Comm wcomm, struct wp_winst *wi, size_t nw, const struct wp_itab *it,
+                         struct wp_psend *ps, size_t nps, uint64_t *rounds)
+{
+    qsort(ps, nps, sizeof *ps, wp_psend_by_peer);
+    struct wp_pwire *out = malloc((nps ? nps : 1) * sizeof *out);
+    int *peer = calloc(nps ? nps : 1, sizeof *peer);
+    int force = out == NULL || peer == NULL;
+    for (int round = 0;; round++) {
+        size_t n = 0;
+        for (size_t i = 0; out && peer && i < nps; i++) {
+            struct wp_psend *s = &ps[i];
+            if (s->sent || (s->pred >= 0 && !wi[s->pred].resolved))
+                continue;
+            struct wp_pwire *x = &out[n];
+            memset(x, 0, sizeof *x);
+            x->chan = s->chan, x->k = s->k;
+            if (s->pred >= 0) {
+                const struct wp_winst *p = &wi[s->pred];
+                x->wait = p->wait;
+                x->nt = (uint32_t)p->nt;
+                memcpy(x->t, p->t, sizeof x->t);
+            }
+            peer[n++] = s->peer;
+            s->sent = 1;
+        }
+        int failed = 0;
+        size_t nin = 0;
+        struct wp_pwire *in = wp_nbx(wcomm, WP_TAG_PROP, out, peer, n, sizeof *out, &nin, &failed);
+        for (size_t i = 0; i < nin; i++) {
+            long j = wp_itab_get(it, in[i].chan, in[i].k);
+            if (j >= 0 && !wi[j].resolved && wi[j].chan == in[i].chan && wi[j].k == in[i].k)
+                wp_resolve(&wi[j], in[i].wait, in[i].t, in[i].nt < WP_TERMS ? in[i].nt : WP_TERMS);
+        }
+        free(in);
+        /* How many sends went out this round anywhere, and how much is
+         * still open. */
+        long long loc[2] = {(long long)n, 0}, glob[2] = {0, 0};
+        for (size_t i = 0; i < nps; i++)
+            loc[1] += !ps[i].sent;
+        for (size_t i = 0; i < nw; i++)
+            loc[1] += !wi[i].resolved;
+        if (PMPI_Allreduce(loc, glob, 2, MPI_LONG_LONG, MPI_SUM, wcomm) != MPI_SUCCESS)
+            glob[0] = glob[1] = 0;
+        *rounds = (uint64_t)round + 1;
+        if (glob[1] == 0 || round >= WP_PROP_ROUNDS)
+            break;
+        if (glob[0] == 0 || force) {
+            /* Nothing moved: the waits still open wait for senders that
+             * will never tell (dropped records): direct. */
+            for (size_t i = 0; i < nw; i++)
+                if (!wi[i].resolved)
+                    wp_resolve(&wi[i], 0, NULL, 0);
+            if (force)
+                for (size_t i = 0; i < nps; i++)
+                    ps[i].sent = 1;
+        }
+    }
+    for (size_t i = 0; i < nw; i++)
+        if (!wi[i].resolved)
+            wp_resolve(&wi[i], 0, NULL, 0);
+    free(out);
+    free(peer);
 }
 
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
@@ -214,6 +441,18 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         }
     }
     uint64_t inconsistent = 0;
+    /* The Late Sender waits, resolved below; the sends whose receivers
+     * waited, which tell them how late their predecessor made them. */
+    size_t nw = 0, nps = 0;
+    struct wp_winst *wi = malloc((wp_match_nrec ? wp_match_nrec : 1) * sizeof *wi);
+    struct wp_psend *ps = malloc((wp_match_nrec ? wp_match_nrec : 1) * sizeof *ps);
+    if (wi == NULL || ps == NULL) {
+        wp_log_always("waitprof: rank %d: no memory to follow waits through waiting ranks; all counted as direct",
+                      rank);
+    }
+    /* pred (channel, number) of each psend, resolved to a wp_winst once
+     * all are known. */
+    struct wp_mprev *pk = malloc((wp_match_nrec ? wp_match_nrec : 1) * sizeof *pk);
     for (size_t i = 0; i < wp_match_nrec;) {
         const struct wp_mrec *r = &wp_match_recs[i];
         /* A run of records of one completion call is one instance. */
@@ -222,7 +461,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
             while (j < wp_match_nrec && wp_match_recs[j].call == r->call)
                 j++;
         int matched = 0, cause_peer = -1;
-        uint64_t wait = 0, dur_all = 0, cause = 0;
+        uint64_t wait = 0, dur_all = 0, cause = 0, wchan = 0, wk = 0;
         for (size_t q = i; q < j; q++) {
             const struct wp_mrec *x = &wp_match_recs[q];
             const struct wp_mwire *w = wp_wfind(&tab, x->chan, x->k, x->side ? 0 : 1);
@@ -233,6 +472,10 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
             double p0 = w->t0, p1 = w->t1, mine = wp_match_ref_ns(x->side ? x->post : x->t0);
             if (x->side == 0 ? mine > p0 : (w->lr && p1 >= mine && mine > p0))
                 wp_cause_used(x->cause);
+            if (x->side == 0 && mine > p0 && ps && pk && wi) {
+                ps[nps] = (struct wp_psend){x->chan, x->k, x->peer, 0, -1};
+                pk[nps++] = (struct wp_mprev){x->pchan, x->pk};
+            }
             if (x->side == 0 && !x->lr)
                 continue;
             double t0 = wp_match_ref_ns(x->t0), t1 = wp_match_ref_ns(x->t1);
@@ -258,6 +501,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
                 wait = one;
                 cause = w->cause;
                 cause_peer = x->peer;
+                wchan = x->chan, wk = x->k;
             }
             if (dur > dur_all)
                 dur_all = dur;
@@ -267,12 +511,49 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
             continue;
         }
         wp_measured_add(&r->cat, r->first, matched, wait, dur_all);
-        if (wait > 0 && cause_peer >= 0)
-            wp_cause_add(&r->cat, r->side ? WP_PAT_LATE_SENDER : WP_PAT_LATE_RECEIVER, cause_peer, cause, wait);
+        if (wait > 0 && cause_peer >= 0) {
+            if (r->side && wi && ps)
+                wi[nw++] = (struct wp_winst){.chan = wchan, .k = wk, .cat = r->cat, .wait = (double)wait,
+                                             .delayer = cause_peer, .cause = cause, .first = i, .last = j};
+            else
+                wp_cause_add(&r->cat, r->side ? WP_PAT_LATE_SENDER : WP_PAT_LATE_RECEIVER, cause_peer, cause,
+                             wait, 0);
+        }
         i = j;
     }
     free(tab.slot);
     free(in);
+
+    /* 4. Propagation: every receive record of a wait stands for it. */
+    struct wp_itab it = {0};
+    size_t islots = 16;
+    while (islots < 2 * wp_match_nrec)
+        islots <<= 1;
+    it.chan = calloc(islots, sizeof *it.chan);
+    it.k = malloc(islots * sizeof *it.k);
+    it.inst = malloc(islots * sizeof *it.inst);
+    if (it.chan && it.k && it.inst) {
+        it.mask = islots - 1;
+        for (size_t i = 0; i < nw; i++)
+            for (size_t q = wi[i].first; q < wi[i].last; q++)
+                wp_itab_put(&it, wp_match_recs[q].chan, wp_match_recs[q].k, (long)i);
+    } else {
+        free(it.chan);
+        it.chan = NULL;
+    }
+    for (size_t i = 0; i < nps; i++)
+        ps[i].pred = wp_itab_get(&it, pk[i].chan, pk[i].k);
+    uint64_t rounds = 0;
+    wp_propagate(wcomm, wi, nw, &it, ps, nps, &rounds);
+    free(it.chan);
+    free(it.k);
+    free(it.inst);
+    free(wi);
+    free(ps);
+    free(pk);
+    pthread_mutex_lock(&wp_match_mu);
+    wp_match_cnt.rounds = rounds;
+    pthread_mutex_unlock(&wp_match_mu);
     wp_match_clock_end();
     if (inconsistent) {
         pthread_mutex_lock(&wp_match_mu);

@@ -19,6 +19,8 @@ struct wp_mrec {
                       * last_compute): the cause of the partner's wait, if any */
     uint64_t call;   /* nonzero: the completion call that completed several
                       * chosen receives, whose wait is the longest of theirs */
+    uint64_t pchan, pk; /* a send: the thread's last recorded receive before it
+                         * (wp_mprev; pchan 0: none) */
     struct wp_mcat cat;
     int32_t peer;    /* the partner's rank in MPI_COMM_WORLD */
     uint8_t side;    /* 0 send, 1 receive */
@@ -59,10 +61,12 @@ extern size_t wp_match_nrec;
  * ordered by id (n set). */
 struct wp_mcomm **wp_match_comms(int *n);
 
-/* A wait of a category that a partner caused: the partner's rank in
- * MPI_COMM_WORLD and what it computed before (a store entry's hash on that
- * rank, 0 when it had no sample yet); pattern as format/format.h. */
-void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns);
+/* A wait of a category that a rank caused: its rank in MPI_COMM_WORLD and
+ * what it computed before its late call (a store entry's hash on that
+ * rank, 0 when it had no sample yet); pattern as format/format.h;
+ * propagated: caused through ranks that waited for it, else directly. */
+void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns,
+                  int propagated);
 /* This rank's computation (a store entry's hash) caused a wait elsewhere:
  * its call path is written for the report (rank.R.paths). */
 void wp_cause_used(uint64_t cause);

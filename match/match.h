@@ -51,11 +51,14 @@
 /* A collective call on comm that returned: entered at enter. */
 static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter, uint64_t cause)
 {
+    /* Propagation is followed through point-to-point calls only: a
+     * collective ends the thread's link to its last receive. */
+    wp_mprev.chan = 0;
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
     uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
-    if (__builtin_expect(wp_match_chosen(mc->id, k, wp_match_cbits), 0))
+    if (__builtin_expect(wp_match_chosen(k, wp_match_cbits), 0))
         wp_match_coll_record(c, mc, k, is_root, enter, cause);
 }
 

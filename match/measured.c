@@ -161,19 +161,22 @@ static uint64_t cause_overflow;
 #define WP_USED_SLOTS 4096
 static uint64_t used[WP_USED_SLOTS];
 
-void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns)
+void wp_cause_add(const struct wp_mcat *c, int pattern, int delayer, uint64_t cause, uint64_t wait_ns,
+                  int propagated)
 {
     if (c->site == 0 || delayer < 0)
         return;
-    uint32_t h = (uint32_t)wp_mix64(wp_cat_hash(c) ^ wp_mix64(cause ^ (uint64_t)(uint32_t)delayer << 1)) %
+    uint32_t h = (uint32_t)wp_mix64(wp_cat_hash(c) ^
+                                    wp_mix64(cause ^ ((uint64_t)(uint32_t)delayer << 1 | (uint64_t)!!propagated))) %
                  WP_CAUSE_SLOTS;
     pthread_mutex_lock(&wp_match_mu);
     for (uint32_t p = 0; p < WP_CAUSE_SLOTS / 2; p++) {
         struct wp_cause *x = &causes[(h + p) % WP_CAUSE_SLOTS];
         if (x->n == 0) {
-            *x = (struct wp_cause){.cat = *c, .pattern = pattern, .delayer = delayer, .cause = cause};
+            *x = (struct wp_cause){
+                .cat = *c, .pattern = pattern, .delayer = delayer, .cause = cause, .propagated = !!propagated};
         } else if (!(wp_cat_eq(&x->cat, c) && x->delayer == delayer && x->cause == cause &&
-                     x->pattern == pattern)) {
+                     x->pattern == pattern && x->propagated == !!propagated)) {
             continue;
         }
         x->n++;

@@ -37,6 +37,7 @@ static struct wp_chan *chans;
 
 int wp_match_serial;
 __thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+__thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 
 uint64_t wp_match_next(uint64_t chan, int dir)
 {
@@ -292,7 +293,7 @@ static void wp_match_compact(void)
     size_t n = 0;
     for (size_t i = 0; i < wp_match_nrec; i++) {
         const struct wp_mrec *r = &wp_match_recs[i];
-        if (wp_match_chosen(r->chan, r->k, bits))
+        if (wp_match_chosen(r->k, bits))
             wp_match_recs[n++] = *r;
     }
     wp_match_cnt.dropped += wp_match_nrec - n;
@@ -318,6 +319,12 @@ void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int
     struct wp_mrec r = {.chan = chan, .k = k, .post = post, .t0 = t0, .t1 = t1, .cat = *c, .cause = cause,
                         .side = (uint8_t)side, .lr = (uint8_t)lr, .first = (uint8_t)wp_match_first(k)};
     r.peer = wp_match_world_rank(mc, peer_rank);
+    if (side == 0) {
+        r.pchan = wp_mprev.chan;
+        r.pk = wp_mprev.k;
+    } else {
+        wp_mprev = (struct wp_mprev){r.peer < 0 ? 0 : chan, k};
+    }
     if (r.peer < 0)
         return;
     pthread_mutex_lock(&wp_match_mu);
@@ -401,7 +408,7 @@ void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, ui
     if (!wild) {
         chan = wp_match_channel(mc->id, source, mc->rank, tag);
         k = wp_match_next(chan, 1);
-        if (k == UINT64_MAX || !wp_match_chosen(chan, k, wp_match_bits)) {
+        if (k == UINT64_MAX || !wp_match_chosen(k, wp_match_bits)) {
             wp_match_forget(req);
             return;
         }
@@ -555,7 +562,7 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
                 continue;
             chan = wp_match_channel(mc->id, source, mc->rank, tag);
             k = wp_match_next(chan, 1);
-            if (k == UINT64_MAX || !wp_match_chosen(chan, k, wp_match_bits))
+            if (k == UINT64_MAX || !wp_match_chosen(k, wp_match_bits))
                 continue;
         }
         /* A test's completions are numbered (a wildcard's) but waited for
@@ -572,5 +579,7 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
         r[j].call = call;
         wp_append(&r[j]);
     }
+    /* Any record of the call stands for its instance (exchange.c). */
+    wp_mprev = nr ? (struct wp_mprev){r[nr - 1].chan, r[nr - 1].k} : (struct wp_mprev){0, 0};
     pthread_mutex_unlock(&wp_match_mu);
 }

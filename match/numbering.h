@@ -77,6 +77,18 @@ struct wp_mcache {
 };
 extern __thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
 
+/* The calling thread's last receive that waited and was recorded (its
+ * channel and number; chan 0: none, or a later receive, completion or
+ * collective call was not recorded).  A send records it as its
+ * predecessor: when that receive waited, the send was late by as much,
+ * and a wait the send causes is partly propagated (match/exchange.c).  A
+ * call that waited unrecorded in between breaks the link, since its wait,
+ * unknown, would have absorbed the earlier one. */
+struct wp_mprev {
+    uint64_t chan, k;
+};
+extern __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
+
 /* Number a message of comm between src and dst (ranks in mc) with tag, in
  * direction dir: *chan receives its channel.  UINT64_MAX: not numbered. */
 static inline uint64_t wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *chan)
@@ -121,7 +133,7 @@ static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI
         return;
     uint64_t chan;
     uint64_t k = wp_match_number(mc, mc->rank, dest, tag, 0, &chan);
-    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
+    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(k, wp_match_bits), 0))
         wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
 }
 
@@ -130,6 +142,7 @@ static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI
 static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, MPI_Comm comm,
                                  const MPI_Status *st, uint64_t enter, uint64_t cause)
 {
+    wp_mprev.chan = 0;
     if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
         if (st == MPI_STATUS_IGNORE)
             return;
@@ -143,7 +156,7 @@ static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, M
         return;
     uint64_t chan;
     uint64_t k = wp_match_number(mc, source, mc->rank, tag, 1, &chan);
-    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(chan, k, wp_match_bits), 0))
+    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(k, wp_match_bits), 0))
         wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0, cause);
 }
 

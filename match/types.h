@@ -57,14 +57,23 @@ static inline uint64_t wp_match_channel(uint64_t comm_id, int src, int dst, int 
 }
 
 /* Whether instance k of a channel or communicator is recorded at sampling
- * exponent bits.  Monotone: chosen at bits + 1 implies chosen at bits. */
-static inline int wp_match_chosen(uint64_t chan, uint64_t k, unsigned bits)
+ * exponent bits.  Monotone: chosen at bits + 1 implies chosen at bits.
+ * The choice depends on the number alone, in blocks of WP_MATCH_BLOCK
+ * consecutive numbers, not on the channel: in a program that repeats a
+ * pattern of messages, the k-th message of every channel belongs to one
+ * repetition, so a chosen repetition is recorded on every channel, and a
+ * chosen message's predecessors (the receives that made its sender late,
+ * in the same repetition or the one before) are mostly recorded too.
+ * Without them a wait could not be followed back through ranks that
+ * waited themselves (match/exchange.c). */
+#define WP_MATCH_BLOCK_LOG2 2
+static inline int wp_match_chosen(uint64_t k, unsigned bits)
 {
     if (k < WP_MATCH_FIRST)
         return 1;
     if (bits == 0)
         return 1;
-    return (wp_mix64(chan + k * 0x9e3779b97f4a7c15ull) >> (64 - bits)) == 0;
+    return (wp_mix64((k >> WP_MATCH_BLOCK_LOG2) * 0x9e3779b97f4a7c15ull) >> (64 - bits)) == 0;
 }
 
 /* Whether instance k is in the always-chosen stratum. */
@@ -89,12 +98,15 @@ struct wp_measured {
 struct wp_cause {
     struct wp_mcat cat;
     int pattern, delayer;
+    int propagated; /* 0: waits the delayer caused directly; 1: through
+                     * ranks that waited for it (match/exchange.c) */
     uint64_t cause, n, wait_ns;
 };
 
 /* Counters for the meta file: see match/match.h. */
 struct wp_match_counts {
     uint64_t p2p_records, coll_records, matched, unmatched, dropped, unnumbered;
+    uint64_t rounds; /* the propagation's rounds at MPI_Finalize */
 };
 
 #endif

@@ -342,6 +342,7 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         wp_kv(&o, wp_meta_key(WP_MK_match_unmatched), wp_match_cnt.unmatched);
         wp_kv(&o, wp_meta_key(WP_MK_match_dropped), wp_match_cnt.dropped);
         wp_kv(&o, wp_meta_key(WP_MK_match_unnumbered), wp_match_cnt.unnumbered);
+        wp_kv(&o, wp_meta_key(WP_MK_match_rounds), wp_match_cnt.rounds);
         double o1, o2, err;
         int syncs;
         wp_match_clock_offsets(&o1, &o2, &err, &syncs);

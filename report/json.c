@@ -65,8 +65,8 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     } else {
         fputs("null", f);
     }
-    /* Who caused the measured waits (match/match.h); long_term_s is null
-     * until propagation through waiting ranks is measured. */
+    /* Who caused the measured waits (match/match.h, match/exchange.c):
+     * directly (short-term) and through ranks that waited (long-term). */
     fprintf(f, ",\n\"causes\":[");
     for (size_t i = 0; i < R->ncauses; i++) {
         const struct cause *c = &R->causes[i];
@@ -75,7 +75,7 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
             wp_rep_jstr(f, c->path);
         else
             fputs("null", f);
-        fprintf(f, ",\"short_term_s\":%.9f,\"long_term_s\":null,\"waits\":[", c->short_s);
+        fprintf(f, ",\"short_term_s\":%.9f,\"long_term_s\":%.9f,\"waits\":[", c->short_s, c->long_s);
         for (size_t k = 0; k < c->nw; k++) {
             fprintf(f, "%s{\"rank\":%d,\"site\":", k ? "," : "", c->w[k].rank);
             wp_rep_jstr(f, c->w[k].site);
@@ -83,7 +83,8 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
             wp_rep_jstr(f, c->w[k].fn);
             fprintf(f, ",\"pattern\":");
             wp_rep_jstr(f, c->w[k].pattern);
-            fprintf(f, ",\"wait_s\":%.9f,\"kind\":\"direct\"}", c->w[k].wait_s);
+            fprintf(f, ",\"wait_s\":%.9f,\"kind\":\"%s\"}", c->w[k].wait_s,
+                    c->w[k].propagated ? "propagated" : "direct");
         }
         fputs("]}", f);
     }

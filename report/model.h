@@ -140,19 +140,22 @@ struct site {
 };
 
 /* Who caused measured waits (rank.R.causes, rank.R.paths; match/match.h):
- * per delaying rank and call path, the waits it caused directly, each as
- * (waiting rank, call site, function, pattern, seconds). */
+ * per delaying rank and call path, the waits it caused, each as (waiting
+ * rank, call site, function, pattern, seconds, directly or through ranks
+ * that waited for it). */
 struct cwait {
     int rank;
     char *site;
     char fn[64], pattern[24];
     double wait_s;
+    int propagated;
 };
 struct cause {
     int delayer;
     uint64_t hash;  /* the delayer's computation, as rank.R.causes names it */
     char *path;     /* its call path (rank D's rank.D.paths), NULL if not written */
-    double short_s; /* the waits it caused directly */
+    double short_s; /* the waits it caused directly (short-term cost) */
+    double long_s;  /* the waits it caused through waiting ranks (long-term) */
     struct cwait *w;
     size_t nw;
 };
@@ -181,7 +184,7 @@ struct run {
     uint64_t duration_max, samples, dropped;
     const struct path *main; /* the main waiting call path */
     int cause_rank;
-    struct cause *causes;    /* largest short_s first */
+    struct cause *causes;    /* largest short_s + long_s first */
     size_t ncauses;
 };
 

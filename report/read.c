@@ -509,13 +509,17 @@ static struct cause *cause_get(struct run *R, int delayer, uint64_t hash)
     return c;
 }
 
-static void cause_add_wait(struct cause *c, int rank, const char *site, const char *fn, const char *pat, double w)
+static void cause_add_wait(struct cause *c, int rank, const char *site, const char *fn, const char *pat, double w,
+                           int propagated)
 {
+    if (propagated)
+        c->long_s += w;
+    else
+        c->short_s += w;
     for (size_t i = 0; i < c->nw; i++)
         if (c->w[i].rank == rank && strcmp(c->w[i].site, site) == 0 && strcmp(c->w[i].fn, fn) == 0 &&
-            strcmp(c->w[i].pattern, pat) == 0) {
+            strcmp(c->w[i].pattern, pat) == 0 && c->w[i].propagated == propagated) {
             c->w[i].wait_s += w;
-            c->short_s += w;
             return;
         }
     c->w = wp_rep_xrealloc(c->w, (c->nw + 1) * sizeof *c->w);
@@ -526,14 +530,16 @@ static void cause_add_wait(struct cause *c, int rank, const char *site, const ch
     snprintf(x->fn, sizeof x->fn, "%s", fn);
     snprintf(x->pattern, sizeof x->pattern, "%s", pat);
     x->wait_s = w;
-    c->short_s += w;
+    x->propagated = propagated;
 }
 
-/* site function pattern delayer cause instances wait_ns */
+/* site function pattern delayer cause instances wait_ns [kind] (kind:
+ * direct or propagated; files without it hold direct waits only) */
 static int causes_row(struct run *R, struct rinfo *ri, char *line)
 {
     char *f[16];
     int n = split_tab(line, f, 16);
+    int propagated = n >= 8 && strcmp(f[7], "propagated") == 0;
     if (n < 7 || !all_digits(f[5]) || !all_digits(f[6]))
         return 0;
     char *end;
@@ -543,7 +549,8 @@ static int causes_row(struct run *R, struct rinfo *ri, char *line)
     uint64_t hash = strtoull(f[4], &end, 16);
     if (*end)
         return 0;
-    cause_add_wait(cause_get(R, (int)d, hash), ri->rank, f[0], f[1], f[2], strtoull(f[6], NULL, 10) * 1e-9);
+    cause_add_wait(cause_get(R, (int)d, hash), ri->rank, f[0], f[1], f[2], strtoull(f[6], NULL, 10) * 1e-9,
+                   propagated);
     return 1;
 }
 
@@ -570,8 +577,9 @@ static int paths_row(struct run *R, struct rinfo *ri, char *line)
 static int cause_cmp(const void *a, const void *b)
 {
     const struct cause *x = a, *y = b;
-    if (x->short_s != y->short_s)
-        return x->short_s < y->short_s ? 1 : -1;
+    double sx = x->short_s + x->long_s, sy = y->short_s + y->long_s;
+    if (sx != sy)
+        return sx < sy ? 1 : -1;
     return (x->delayer > y->delayer) - (x->delayer < y->delayer);
 }
 
@@ -605,13 +613,14 @@ static void load_causes(struct run *R, const char *dir)
             if (d->nw == 0 || d->delayer != c->delayer || !d->path || !c->path || strcmp(d->path, c->path))
                 continue;
             for (size_t k = 0; k < c->nw; k++) {
-                cause_add_wait(d, c->w[k].rank, c->w[k].site, c->w[k].fn, c->w[k].pattern, c->w[k].wait_s);
+                cause_add_wait(d, c->w[k].rank, c->w[k].site, c->w[k].fn, c->w[k].pattern, c->w[k].wait_s,
+                               c->w[k].propagated);
                 free(c->w[k].site);
             }
             free(c->w);
             c->w = NULL;
             c->nw = 0;
-            c->short_s = 0;
+            c->short_s = c->long_s = 0;
             break;
         }
     }

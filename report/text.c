@@ -67,6 +67,20 @@ static void write_cause(FILE *f, const struct run *R)
                "waits directly",
             w->rank, w->wait_s, w->fn, w->site, c->delayer, c->path ? leaf(c->path) : "(path not written)",
             c->short_s);
+    if (c->long_s > 0) {
+        /* The ranks where the propagated waits were, largest first (the
+         * waits are sorted so), each named once. */
+        fprintf(f, ", %.3f s through ranks that waited for it (waits on rank", c->long_s);
+        int named = 0;
+        for (size_t i = 0; i < c->nw && named < 4; i++) {
+            int seen = !c->w[i].propagated;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = c->w[j].propagated && c->w[j].rank == c->w[i].rank;
+            if (!seen)
+                fprintf(f, "%s %d", named++ ? "," : "", c->w[i].rank);
+        }
+        fprintf(f, ")");
+    }
     if (c->nw > 1)
         fprintf(f, " on %zu (rank, call site) pairs", c->nw);
     fprintf(f, "\n");

@@ -307,6 +307,10 @@ def match_lines(name, cls, opts, names, early, rq):
             args = "0, -1, %s, *%s" % (names[m["idx"]], names[m["out"]])
         out.append("    if (%s)" % cond)
         out.append("        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early))
+        # A completion that recorded no receive ends the thread's link to
+        # its last recorded one (match/numbering.h, wp_mprev).
+        out.append("    else if (wp_t && wp_match_on)")
+        out.append("        wp_mprev.chan = 0;")
     return out
 
 
@@ -571,6 +575,8 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
             args = "0, NULL, a%d, a%d" % (m["idx"], m["out"])
         out.append("    if (%s)" % cond)
         out.append("        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early))
+        out.append("    else if (wp_r && wp_match_on)")
+        out.append("        wp_mprev.chan = 0;")
     return out
 
 
