@@ -8,9 +8,10 @@
  *   message sent on a channel the k-th one received on it, and every member
  *   calls a communicator's collectives in the same order, so both sides
  *   number an instance alike without any message.
- * - A deterministic function of (channel or communicator, k) chooses the
- *   instances both sides record (wp_match_chosen): the first
- *   WP_MATCH_FIRST of every channel, then one in 2^rate_log2.  A record
+ * - A deterministic function of k chooses the instances both sides record
+ *   (wp_match_chosen): the first WP_MATCH_FIRST of every channel, then one
+ *   in 2^rate_log2, in blocks of consecutive numbers (so that a chain of
+ *   waits through ranks is recorded whole: match/exchange.c).  A record
  *   holds entry and exit times, the call site and the category the
  *   estimator records the call under (fallback/stats.h), so a measured wait
  *   replaces the estimate of exactly that category.
@@ -29,6 +30,11 @@
  *   at a higher one).  Collective records are reduced over the
  *   communicator in batches (one MPI_Allreduce per batch: when a batch
  *   fills, at MPI_Comm_free and at MPI_Finalize), so their memory is fixed.
+ * - A send's record names the thread's last recorded receive before it
+ *   (wp_mprev); after matching, Late Sender waits are followed back
+ *   through ranks that waited to the delays that started them, in rounds
+ *   between the ranks that talked: each wait's cause is direct
+ *   (short-term cost) or propagated (long-term cost).
  * - Numbering runs in the wrappers, in normal context, never in a signal
  *   handler.  It takes no lock: channel counters are claimed with a
  *   compare-and-swap and counted with an atomic add (a plain one when only
