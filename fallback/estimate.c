@@ -42,6 +42,8 @@ struct wp_row {
     uint64_t matched;       /* instances matched with their partners' (match/):
                              * then wait_ns is measured, not estimated */
     uint64_t ci_ns;         /* the measured wait's 95 % interval, half-width */
+    uint64_t by_source;     /* not matched, but every call seen by the runtime
+                             * stall source: its calls, whose waits it gave */
 };
 
 static int wp_row_cmp(const void *a, const void *b)
@@ -52,8 +54,8 @@ static int wp_row_cmp(const void *a, const void *b)
 
 static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, double run_total, double threshold)
 {
-    fprintf(f, "waitprof wait states (measured from matched instances where 'how' says so, else the\n"
-               "minimum-duration estimate)\n");
+    fprintf(f, "waitprof wait states (measured from matched instances, or given by the runtime stall\n"
+               "source, where 'how' says so; else the minimum-duration estimate)\n");
     fprintf(f, "%d ranks, %.3f s of run time summed over ranks; call sites with wait >= %.1f%% of it\n\n", size,
             run_total, threshold * 100);
     fprintf(f, "%-40s %-16s %-15s %9s %11s %11s %7s  %s\n", "call site", "function", "pattern", "calls",
@@ -74,6 +76,9 @@ static void wp_write_table(FILE *f, struct wp_agg *agg, size_t n, int size, doub
         char how[48];
         if (agg[i].matched)
             snprintf(how, sizeof how, "measured %llu/%llu", (unsigned long long)agg[i].matched,
+                     (unsigned long long)agg[i].calls);
+        else if (agg[i].by_source)
+            snprintf(how, sizeof how, "source %llu/%llu", (unsigned long long)agg[i].by_source,
                      (unsigned long long)agg[i].calls);
         else
             snprintf(how, sizeof how, "estimated");
@@ -100,7 +105,8 @@ static void wp_write_tsv(FILE *f, const struct wp_agg *agg, size_t n, int size, 
                 wp_fn_table[agg[i].fn].name, wp_pattern_name(agg[i].pattern), (unsigned long long)agg[i].calls,
                 agg[i].time_ns * 1e-9, wait, run_total > 0 ? wait / run_total : 0, all ? agg[i].wmin : 0,
                 all ? (int)agg[i].rmin : -1, wait / size, agg[i].wmax, (int)agg[i].rmax,
-                agg[i].matched ? "measured" : "estimated", (unsigned long long)agg[i].matched);
+                agg[i].matched ? "measured" : agg[i].by_source ? "source" : "estimated",
+                (unsigned long long)agg[i].matched);
     }
 }
 
@@ -385,8 +391,19 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
              * replace the estimate (match/match.h). */
             struct wp_mcat mc = {c->site, c->fn, c->sclass, c->role};
             int64_t measured = r->pattern != WP_PAT_NONE ? wp_match_wait(&mc, c->count, &r->ci_ns, &r->matched) : -1;
-            if (measured >= 0)
+            if (measured >= 0) {
                 wait = (uint64_t)measured < r->time_ns ? (uint64_t)measured : r->time_ns;
+            } else if (r->pattern == WP_PAT_LATE_SENDER && c->src_count && c->src_count == c->count) {
+                /* Not matched (WAITPROF_MATCH=0, a communicator not
+                 * numbered), but the runtime source saw every call and
+                 * dated the end of each one's stall: its waits, exact per
+                 * call, replace the estimate.  Only receives: what a source
+                 * sees of a collective is its internal messages' waits,
+                 * not the collective's pattern. */
+                uint64_t w = wp_ticks_duration_ns(c->src_sum);
+                wait = w < r->time_ns ? w : r->time_ns;
+                r->by_source = c->count;
+            }
             r->wait_ns = wait;
             r->plain_wait_ns = plain;
             if (sy)
@@ -421,7 +438,10 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
                         (unsigned long long)r->max2_ns, (unsigned long long)r->wait_ns,
                         (unsigned long long)r->early_calls, (unsigned long long)r->plain_wait_ns,
                         !kinds ? "-" : r->role == WP_ROLE_ANY ? "unknown" : wp_role_name(r->role),
-                        r->pattern == WP_PAT_NONE ? "-" : r->matched ? "measured" : "estimated",
+                        r->pattern == WP_PAT_NONE ? "-"
+                        : r->matched              ? "measured"
+                        : r->by_source            ? "source"
+                                                  : "estimated",
                         (unsigned long long)r->matched, (unsigned long long)r->ci_ns);
             }
             if (overflow)
@@ -453,6 +473,7 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         a->time_ns = rows[i].time_ns;
         a->wait_ns = rows[i].wait_ns;
         a->matched = rows[i].matched;
+        a->by_source = rows[i].by_source;
         a->nranks = 1;
         a->wmin = a->wmax = rows[i].wait_ns * 1e-9;
         a->rmin = a->rmax = rank;

@@ -133,6 +133,8 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->early_min = from->early_min;
     into->early_count += from->early_count;
     into->early_sum += from->early_sum;
+    into->src_count += from->src_count;
+    into->src_sum += from->src_sum;
     /* The two largest of the four. */
     uint64_t a = into->max, b = into->max2, c = from->max, d = from->max2;
     uint64_t hi = a > c ? a : c;

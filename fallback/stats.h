@@ -101,6 +101,9 @@ struct wp_cat {
      * out of the minimum and counted as zero wait.  Included in count, sum,
      * max and the histogram; early_min is their own minimum. */
     uint64_t early_count, early_sum, early_min;
+    /* Calls a runtime stall source saw (PERUSE, MPI_T: mpit/source.h) and
+     * their waits by it, from entry to the end of their stall (ticks). */
+    uint64_t src_count, src_sum;
     /* The report's event numbers (profile/calls.h): the n-th call of this
      * function on this thread, from 1, of the shortest call (min_ev,
      * early_min_ev) and the two longest.  They are why the report needs no
@@ -234,6 +237,17 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
     }
     wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early, ++*c->fn_events);
     return early ? ticks : c->min;
+}
+
+/* A call just recorded by wp_stats_record() was seen by a runtime stall
+ * source, which says it waited wait ticks.  Cold: only such calls. */
+static inline void wp_stats_source(uintptr_t site, int fn, int sclass, int role, uint64_t wait)
+{
+    struct wp_cat *c = wp_stats_last;
+    if (c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role))
+        return; /* not recorded (a full table) */
+    c->src_count++;
+    c->src_sum += wait;
 }
 
 /* The minimum-duration estimate of one category: calls complete on entry

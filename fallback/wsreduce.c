@@ -32,6 +32,7 @@ size_t wp_agg_normalize(struct wp_agg *v, size_t n)
             v[k].time_ns += v[i].time_ns;
             v[k].wait_ns += v[i].wait_ns;
             v[k].matched += v[i].matched;
+            v[k].by_source += v[i].by_source;
             v[k].wmin = v[k].wmax = v[k].wait_ns * 1e-9;
         } else {
             v[++k] = v[i];
@@ -47,6 +48,7 @@ static void wp_agg_combine(struct wp_agg *into, const struct wp_agg *b)
     into->time_ns += b->time_ns;
     into->wait_ns += b->wait_ns;
     into->matched += b->matched;
+    into->by_source += b->by_source;
     into->nranks += b->nranks;
     if (b->wmin < into->wmin || (b->wmin == into->wmin && b->rmin < into->rmin)) {
         into->wmin = b->wmin;

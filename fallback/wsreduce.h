@@ -24,6 +24,8 @@ struct wp_agg {
     uint64_t calls, time_ns, wait_ns;
     uint64_t matched;    /* instances whose wait was measured (match/match.h);
                           * 0: the wait is the minimum-duration estimate */
+    uint64_t by_source;  /* calls whose wait the runtime stall source gave
+                          * (not matched: mpit/source.h) */
     uint64_t nranks;     /* ranks with at least one row for the key */
     double wmin, wmax;   /* seconds of wait of one rank at the key */
     int64_t rmin, rmax;  /* the ranks they belong to */

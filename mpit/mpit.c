@@ -115,6 +115,10 @@ static long wp_posted(MPI_Comm comm, int src)
 
 static void wp_set_stall(int me, int stalled)
 {
+    /* A stall that ends is dated (mpit/requests.h): the poll that saw the
+     * receive leave the posted queue, at most one period late. */
+    if (!stalled && __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED))
+        __atomic_store_n(&wp_req_stall_end[me], wp_ticks(), __ATOMIC_RELAXED);
     __atomic_store_n(&wp_req_stall[me], stalled, __ATOMIC_RELAXED);
 }
 

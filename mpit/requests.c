@@ -17,6 +17,7 @@ struct wp_req {
 
 static struct wp_req wp_reqs[WP_REQ_SLOTS];
 int wp_req_stall[WP_REQ_THREADS];
+uint64_t wp_req_stall_end[WP_REQ_THREADS];
 int wp_req_serial;
 /* Serial mode: requests of the table that are live (requests.h). */
 int wp_req_live;
@@ -74,16 +75,22 @@ static void wp_req_account(uint32_t old, uint32_t new)
         /* One writer at a time (see wp_req_set): a load and a store, no
          * locked instruction.  Relaxed atomics still, because the owner's
          * SIGPROF handler reads the counter at any moment. */
-        if (was >= 0 && was < WP_REQ_THREADS)
-            __atomic_store_n(&wp_req_stall[was], __atomic_load_n(&wp_req_stall[was], __ATOMIC_RELAXED) - 1,
-                             __ATOMIC_RELAXED);
+        if (was >= 0 && was < WP_REQ_THREADS) {
+            int n = __atomic_load_n(&wp_req_stall[was], __ATOMIC_RELAXED) - 1;
+            __atomic_store_n(&wp_req_stall[was], n, __ATOMIC_RELAXED);
+            if (n == 0)
+                __atomic_store_n(&wp_req_stall_end[was], wp_ticks(), __ATOMIC_RELAXED);
+        }
         if (is >= 0 && is < WP_REQ_THREADS)
             __atomic_store_n(&wp_req_stall[is], __atomic_load_n(&wp_req_stall[is], __ATOMIC_RELAXED) + 1,
                              __ATOMIC_RELAXED);
         return;
     }
-    if (was >= 0 && was < WP_REQ_THREADS)
-        __atomic_fetch_sub(&wp_req_stall[was], 1, __ATOMIC_RELAXED);
+    /* The stall's end (see requests.h): stored by whichever thread took
+     * the counter to zero; a race with a new stall of the same thread only
+     * dates a wait by the later of two near ends. */
+    if (was >= 0 && was < WP_REQ_THREADS && __atomic_fetch_sub(&wp_req_stall[was], 1, __ATOMIC_RELAXED) == 1)
+        __atomic_store_n(&wp_req_stall_end[was], wp_ticks(), __ATOMIC_RELAXED);
     if (is >= 0 && is < WP_REQ_THREADS)
         __atomic_fetch_add(&wp_req_stall[is], 1, __ATOMIC_RELAXED);
 }

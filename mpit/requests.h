@@ -38,11 +38,19 @@
 
 #include <stdint.h>
 
+#include "state/clock.h"
+
 #define WP_REQ_SLOTS 16384      /* power of two */
 #define WP_REQ_THREADS 1024
 
 /* Stall counters, indexed by thread index (wp_req_thread_index()). */
 extern int wp_req_stall[WP_REQ_THREADS];
+/* When each thread's counter last fell to zero (wp_ticks()): the end of
+ * its last stall, which the wrappers read after a call the source saw to
+ * take the call's wait from the runtime (wp_req_stall_end_mine()).  Read
+ * after the call only: a value from before the call's entry means that
+ * the call did not stall. */
+extern uint64_t wp_req_stall_end[WP_REQ_THREADS];
 extern unsigned long wp_req_untracked;
 /* 1: one thread at a time calls the functions below (see above).  Set
  * before the source starts; never changed while requests are tracked. */
@@ -89,6 +97,7 @@ void wp_req_unawait(uintptr_t id, int me);
 struct wp_req_mine {
     int n;            /* entries in use */
     int nposted;      /* entries posted; written with relaxed atomics */
+    uint64_t stall_end; /* when nposted last fell to zero (wp_ticks()) */
     uintptr_t id[WP_MINE_MAX];
     unsigned char posted[WP_MINE_MAX];
 };
@@ -105,8 +114,22 @@ static inline int wp_req_mine_find(uintptr_t id)
 /* Only this thread writes nposted; its handler may read it at any moment. */
 static inline void wp_req_mine_count(int delta)
 {
-    __atomic_store_n(&wp_mine.nposted, __atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) + delta,
-                     __ATOMIC_RELAXED);
+    int n = __atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) + delta;
+    __atomic_store_n(&wp_mine.nposted, n, __ATOMIC_RELAXED);
+    /* The stall ended: one clock read, taken when the awaited message has
+     * come, so it delays nothing but the wake-up it marks. */
+    if (n == 0 && delta < 0)
+        wp_mine.stall_end = wp_ticks();
+}
+
+/* The end of the calling thread's last stall (ticks; 0: none yet), by its
+ * own set or by the table. */
+static inline uint64_t wp_req_stall_end_mine(void)
+{
+    uint64_t a = wp_mine.stall_end, b = 0;
+    if (wp_req_me >= 0 && wp_req_me < WP_REQ_THREADS)
+        b = __atomic_load_n(&wp_req_stall_end[wp_req_me], __ATOMIC_RELAXED);
+    return a > b ? a : b;
 }
 
 static inline int wp_req_mine_activate(uintptr_t id, int posted)

@@ -124,7 +124,8 @@ wp_waits_sum() {
 
 # wp_waits_method FILE FUNCTION PATTERN — the method column of the rows of a
 # rank.R.waits file whose function and pattern match, printed once:
-# "measured" (the wait comes from matched message or collective instances)
+# "measured" (the wait comes from matched message or collective instances),
+# "source" (the runtime stall source dated every call's stall: mpit/requests.h)
 # or "estimated" (the minimum-duration estimate).  Columns are found by name
 # as in wp_waits_sum.  Fails with status 2 unless line 1 is
 # "# waitprof-waits 1" and line 2 names function, pattern and method, 3 when

@@ -618,6 +618,10 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))")
             out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
+        if "via" in opts and "fargs" not in opts and not fname.endswith("_f08_"):
+            # The stall source's hook, as the C wrapper calls it (wrap/wrap.h,
+            # wp_fsrc_*); the library's symbol when the hook declines.
+            real = "if (!(wp_r && %s(%s)))\n@@    %s" % (opts["via"].replace("wp_src_", "wp_fsrc_"), call, real)
         early = "0"
         if remedy:
             targs, flag = FREMEDY[name]
@@ -636,11 +640,11 @@ def gen_f(name, cls, opts, names, decls):
             out.append("            *(MPI_Fint *)%s = wp_ierr;" % ierr)
             out.append("        wp_early = wp_ierr == MPI_SUCCESS;")
             out.append("    } else {")
-            out.append("        " + real)
+            out.append("        " + real.replace("@@", "        "))
             out.append("    }")
             early = "wp_early"
         else:
-            out.append("    " + real)
+            out.append("    " + real.replace("@@", "    "))
         ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
         if req and req != "free" and "fargs" not in opts:
             kind = req_kind_expr(req, names, lambda r, c: "wp_frole(a%d, a%d)" % (r, c))

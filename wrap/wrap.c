@@ -46,3 +46,106 @@ void *wp_fortran_real(void **cache, const char *symbol)
     __atomic_store_n(cache, p, __ATOMIC_RELEASE);
     return p;
 }
+
+/* --- the stall source's hooks for the Fortran bindings (wrap/wrap.h) ----------------------- */
+
+/* Open MPI's Fortran MPI_BOTTOM: the address of one of these common
+ * blocks, by the compiler's naming.  Weak: other MPIs have none. */
+extern int mpi_fortran_bottom_ __attribute__((weak));
+extern int mpi_fortran_bottom __attribute__((weak));
+extern int mpi_fortran_bottom__ __attribute__((weak));
+extern int MPI_FORTRAN_BOTTOM __attribute__((weak));
+
+static int wp_fbottom(const void *buf)
+{
+    return buf == &mpi_fortran_bottom_ || buf == &mpi_fortran_bottom || buf == &mpi_fortran_bottom__ ||
+           buf == &MPI_FORTRAN_BOTTOM;
+}
+
+static void wp_fset_ierr(void *ierr, int rc)
+{
+    if (ierr)
+        *(MPI_Fint *)ierr = (MPI_Fint)rc;
+}
+
+int wp_fsrc_recv(void *buf, const void *count, const void *dt, const void *src, const void *tag, const void *comm,
+                 void *status, void *ierr)
+{
+    const struct wp_source *s = wp_src;
+    if (s->recv == NULL || wp_fbottom(buf))
+        return 0;
+    MPI_Status st;
+    int ignore = status == (void *)MPI_F_STATUS_IGNORE;
+    int rc = s->recv(buf, *(const MPI_Fint *)count, PMPI_Type_f2c(*(const MPI_Fint *)dt), *(const MPI_Fint *)src,
+                     *(const MPI_Fint *)tag, PMPI_Comm_f2c(*(const MPI_Fint *)comm), ignore ? MPI_STATUS_IGNORE : &st);
+    if (rc == MPI_SUCCESS && !ignore)
+        PMPI_Status_c2f(&st, (MPI_Fint *)status);
+    wp_fset_ierr(ierr, rc);
+    return 1;
+}
+
+int wp_fsrc_irecv(void *buf, const void *count, const void *dt, const void *src, const void *tag, const void *comm,
+                  void *req, void *ierr)
+{
+    const struct wp_source *s = wp_src;
+    if (s->irecv == NULL || wp_fbottom(buf))
+        return 0;
+    MPI_Request r;
+    int rc = s->irecv(buf, *(const MPI_Fint *)count, PMPI_Type_f2c(*(const MPI_Fint *)dt), *(const MPI_Fint *)src,
+                      *(const MPI_Fint *)tag, PMPI_Comm_f2c(*(const MPI_Fint *)comm), &r);
+    if (rc == MPI_SUCCESS)
+        *(MPI_Fint *)req = PMPI_Request_c2f(r);
+    wp_fset_ierr(ierr, rc);
+    return 1;
+}
+
+int wp_fsrc_wait(void *req, void *status, void *ierr)
+{
+    const struct wp_source *s = wp_src;
+    if (s->wait == NULL)
+        return 0;
+    MPI_Request r = PMPI_Request_f2c(*(const MPI_Fint *)req);
+    MPI_Status st;
+    int ignore = status == (void *)MPI_F_STATUS_IGNORE;
+    int rc = s->wait(&r, ignore ? MPI_STATUS_IGNORE : &st);
+    if (rc == MPI_SUCCESS) {
+        *(MPI_Fint *)req = PMPI_Request_c2f(r);
+        if (!ignore)
+            PMPI_Status_c2f(&st, (MPI_Fint *)status);
+    }
+    wp_fset_ierr(ierr, rc);
+    return 1;
+}
+
+#define WP_FSRC_WAITALL 64
+/* Integers per Fortran status: MPI-3 names it; older headers do not, and
+ * their Fortran status has the C one's layout (as their bindings assume). */
+#ifdef MPI_F_STATUS_SIZE
+#define WP_FSTATUS_INTS MPI_F_STATUS_SIZE
+#else
+#define WP_FSTATUS_INTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+#endif
+
+int wp_fsrc_waitall(const void *count, void *reqs, void *statuses, void *ierr)
+{
+    const struct wp_source *s = wp_src;
+    int n = *(const MPI_Fint *)count;
+    if (s->waitall == NULL || n < 0 || n > WP_FSRC_WAITALL)
+        return 0;
+    MPI_Request r[WP_FSRC_WAITALL];
+    MPI_Status st[WP_FSRC_WAITALL];
+    MPI_Fint *fr = reqs;
+    int ignore = statuses == (void *)MPI_F_STATUSES_IGNORE;
+    for (int i = 0; i < n; i++)
+        r[i] = PMPI_Request_f2c(fr[i]);
+    int rc = s->waitall(n, r, ignore ? MPI_STATUSES_IGNORE : st);
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < n; i++) {
+            fr[i] = PMPI_Request_c2f(r[i]);
+            if (!ignore)
+                PMPI_Status_c2f(&st[i], (MPI_Fint *)statuses + (size_t)i * WP_FSTATUS_INTS);
+        }
+    }
+    wp_fset_ierr(ierr, rc);
+    return 1;
+}

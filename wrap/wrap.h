@@ -259,6 +259,13 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
     /* Also the report's per-function figures (profile/calls.h). */
     uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
+    /* A call the runtime source saw: its wait by the source, from entry to
+     * the end of its stall (none before entry: it did not stall). */
+    if (__builtin_expect(t->src_seen, 0)) {
+        uint64_t end = wp_req_stall_end_mine();
+        wp_stats_source(site, fn, mc->sclass, role,
+                        end > t->enter_ticks ? (end < t1 ? end : t1) - t->enter_ticks : 0);
+    }
     if (__builtin_expect(t->has_pending, 0))
         wp_settle_recorded(t, fn, bytes, role, early, d, min);
 }
@@ -339,5 +346,21 @@ static inline int wp_freq_kinds(const void *freqs, const void *count, int forget
 /* The MPI library's own definition of a Fortran binding symbol, found once
  * with dlsym(RTLD_NEXT) and cached.  Never called from a signal handler. */
 void *wp_fortran_real(void **cache, const char *symbol);
+
+/* The stall source's hooks (via=) for the Fortran bindings with integer
+ * handles ('use mpi', mpif.h): Open MPI's Fortran MPI_Recv, MPI_Irecv,
+ * MPI_Wait and MPI_Waitall call PMPI_* directly and would pass the source
+ * by, so while a source has the hook, the wrapper converts the arguments
+ * as the library's Fortran binding does, calls the hook and converts the
+ * results back.  Returns 1 when it made the call (its error code is in
+ * *ierr), 0 when the caller must call the library's Fortran symbol: no
+ * hook, MPI_BOTTOM as the buffer (only the library can tell it), more
+ * requests than it converts on the stack. */
+int wp_fsrc_recv(void *buf, const void *count, const void *dt, const void *src, const void *tag, const void *comm,
+                 void *status, void *ierr);
+int wp_fsrc_irecv(void *buf, const void *count, const void *dt, const void *src, const void *tag, const void *comm,
+                  void *req, void *ierr);
+int wp_fsrc_wait(void *req, void *status, void *ierr);
+int wp_fsrc_waitall(const void *count, void *reqs, void *statuses, void *ierr);
 
 #endif

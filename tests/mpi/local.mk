@@ -82,7 +82,7 @@ tests_mpi_ws_chain_CFLAGS = $(WP_TEST_CFLAGS)
 
 # Stall sources (mpit/): Work/Stall from the runtime against injected truth.
 # On the PERUSE build ./quickstart check runs just these (WP_SRC_TESTS).
-WP_SRC_TESTS = tests/mpi/t_src_mpit.sh tests/mpi/t_src_peruse.sh
+WP_SRC_TESTS = tests/mpi/t_src_mpit.sh tests/mpi/t_src_peruse.sh tests/mpi/t_ws_source.sh
 TESTS += $(WP_SRC_TESTS)
 EXTRA_DIST += $(WP_SRC_TESTS)
 check_PROGRAMS += tests/mpi/ws_source

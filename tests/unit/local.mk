@@ -65,7 +65,7 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_requests
 TESTS += tests/unit/test_requests
-tests_unit_test_requests_SOURCES = tests/unit/test_requests.c mpit/requests.c mpit/requests.h
+tests_unit_test_requests_SOURCES = tests/unit/test_requests.c mpit/requests.c mpit/requests.h state/clock.c
 tests_unit_test_requests_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_requests_LDADD = $(CHECK_LIBS) -lpthread
 endif
