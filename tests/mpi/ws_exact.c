@@ -49,6 +49,12 @@
  *                                                   entry - Recv entry).  Numbering A at the
  *                                                   Mrecv instead would match the Recv with
  *                                                   A's send and measure it as 0.
+ *   ifill     3      none: no truth.  No blocking collective in the loop (no per-
+ *                    iteration barrier); rank 1 receives from rank 0 before its
+ *                    MPI_Ibarrier, rank 0 sends after its own, then both MPI_Wait:
+ *                    correct MPI, which a blocking reduction of waitprof's inside an
+ *                    I-call would deadlock.  Run with ITER > 256 and WAITPROF_MATCH=1,
+ *                    so that a batch of collective instances fills at an I-call.
  *
  * "ranks" is what the test runs; every mode works with 2 or more (wildcard
  * 3 or more), ranks the mode does not use only join the barriers.  With a
@@ -85,15 +91,18 @@
 #include "clock.h"
 
 enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, IALLREDUCE, IBCAST, PERSIST, MPROBE,
-            NMODES };
-static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",  "allreduce",  "barrier", "bcast",
-                                          "reduce",  "waitall",  "iallreduce", "ibcast", "persist", "mprobe"};
+            IFILL, NMODES };
+static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",      "allreduce", "barrier",
+                                          "bcast",   "reduce",   "waitall",    "iallreduce", "ibcast",
+                                          "persist", "mprobe",   "ifill"};
 static const char *const pattern[NMODES] = {"late_sender",  "late_sender",    "late_receiver", "wait_nxn",
                                             "wait_barrier", "late_broadcast", "early_reduce",  "late_sender",
-                                            "wait_nxn",     "late_broadcast", "late_sender",   "late_sender"};
+                                            "wait_nxn",     "late_broadcast", "late_sender",   "late_sender",
+                                            "wait_barrier"};
 static const char *const function[NMODES] = {"MPI_Recv",    "MPI_Recv",  "MPI_Ssend",  "MPI_Allreduce",
                                              "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall",
-                                             "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe"};
+                                             "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe",
+                                             "MPI_Wait"};
 
 static double pos(double x)
 {
@@ -135,7 +144,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall|"
-                    "iallreduce|ibcast|persist|mprobe [DELAY] [ITER<=%d]\n(P >= 2; wildcard: P >= 3)\n",
+                    "iallreduce|ibcast|persist|mprobe|ifill [DELAY] [ITER<=%d]\n(P >= 2; wildcard: P >= 3)\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -172,10 +181,18 @@ int main(int argc, char **argv)
     else if (mode == PERSIST && rank == 0)
         MPI_Recv_init(&pbuf, 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD, &preq);
 
+    /* The per-iteration sync of the nonblocking collective modes is on a
+     * communicator of its own: MPI_COMM_WORLD's instances are then only
+     * the measured ones, all among the first 16, which waitprof always
+     * records, so its figure is exact rather than extrapolated. */
+    MPI_Comm sync = MPI_COMM_WORLD;
+    if (mode == IALLREDUCE || mode == IBCAST)
+        MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+
     for (int it = 0; it < iter; it++) {
         size_t at = (size_t)it * SLOTS;
-        if (mode != BARRIER)
-            MPI_Barrier(MPI_COMM_WORLD); /* the per-iteration sync: its own call site */
+        if (mode != BARRIER && mode != IFILL)
+            MPI_Barrier(sync); /* the per-iteration sync: its own call site */
         switch (mode) {
         case RECV:
             if (rank == 1) {
@@ -310,6 +327,19 @@ int main(int argc, char **argv)
                 source[at] = 1;
             }
             break;
+        case IFILL: {
+            MPI_Request r;
+            double x = it;
+            if (rank == 1)
+                MPI_Recv(&x, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            t_in[at] = now();
+            MPI_Ibarrier(MPI_COMM_WORLD, &r);
+            if (rank == 0)
+                MPI_Send(&x, 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            t_out[at] = now();
+            break;
+        }
         case MPROBE:
             if (rank == 1) {
                 for (int s = 0; s < 2; s++) {
@@ -336,6 +366,8 @@ int main(int argc, char **argv)
     }
     if (preq != MPI_REQUEST_NULL)
         MPI_Request_free(&preq);
+    if (sync != MPI_COMM_WORLD)
+        MPI_Comm_free(&sync);
 
     /* After the loop, at another call site and with a function no mode
      * measures: every rank's times to rank 0. */
@@ -370,6 +402,8 @@ int main(int argc, char **argv)
                     w[n++] = pos(sent_at[j] - t_in[j]);
                 }
             print_truth(0, mode, w, n);
+            break;
+        case IFILL: /* no truth: it checks that the run completes */
             break;
         case PERSIST:
             for (int i = 0; i < iter; i++) {
