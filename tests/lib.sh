@@ -240,7 +240,7 @@ wp_check_waits_run() {
 # one matched instance, and the largest truth must be at least MIN seconds,
 # so a program that failed to inject its waits cannot pass.
 wp_check_exact() {
-    _xmin=$3 _xmode=$5
+    _xmin=$3 _xmode=$(basename "$4")${5:+ $5}
     _xnp=$1 _xnt=$2
     shift 3
     wp_check_waits_run "$_xnp" "$_xnt" "$@"

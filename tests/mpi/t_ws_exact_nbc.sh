@@ -5,8 +5,8 @@
 # blocking calls: every one of the 10 calls of a call site waits about the
 # same, so only matching both sides of each instance can measure it.
 # The modes:
-# - iallreduce (4 ranks): rank 1 enters MPI_Iallreduce 0.1 s late; every
-#   rank works 10 ms and completes it with MPI_Wait: Wait at NxN in MPI_Wait
+# - iallreduce (4 ranks): rank 1 enters MPI_Iallreduce 0.2 s late; every
+#   rank works 20 ms and completes it with MPI_Wait: Wait at NxN in MPI_Wait
 #   is the last I-call's entry minus the Wait's entry;
 # - ibcast (4 ranks): the same with a late root's MPI_Ibcast: Late
 #   Broadcast in the non-roots' MPI_Wait;
@@ -22,10 +22,11 @@
 # every truth line the rows of that rank, function and pattern must be
 # within 5 % or 5 ms of the truth, say method=measured and count at least
 # one matched instance, and the largest truth must be at least 0.8 s
-# (iallreduce and ibcast: 0.6 s, since each wait is 0.1 s less the 10 ms of
-# work before the MPI_Wait, and with 4 ranks on 2 CPUs the waiting ranks
-# leave the per-iteration barrier later than the late one, by up to 40 ms
-# seen here under the default source; mprobe: 0.6 s, 8 iterations).
+# (mprobe: 0.6 s, 8 iterations).  iallreduce and ibcast inject 0.2 s, not
+# 0.1 s: each wait is that less the work before the MPI_Wait (a tenth of
+# it), and with 4 ranks on 2 CPUs the waiting ranks leave the per-iteration
+# barrier later than the late one, by up to 50 ms seen here on a loaded
+# machine, which took 0.1 s waits down to 0.05 s.
 # Every instance of these runs is in the always-chosen stratum (the first
 # 16 of a channel or communicator: ws_exact's per-iteration barrier is on a
 # communicator of its own in the iallreduce and ibcast modes, mprobe's 8
@@ -63,8 +64,8 @@ for src in wrappers default; do
     fi
     wp_note "--- source: $src"
     # All ranks; the non-roots; rank 0; rank 0 (MPI_Mprobe, MPI_Recv).
-    wp_check_exact 4 4 0.6 "$prog" iallreduce
-    wp_check_exact 4 3 0.6 "$prog" ibcast
+    wp_check_exact 4 4 0.8 "$prog" iallreduce 0.2
+    wp_check_exact 4 3 0.8 "$prog" ibcast 0.2
     wp_check_exact 2 1 0.8 "$prog" persist
     wp_check_exact 2 2 0.6 "$prog" mprobe 0.1 8
 done
