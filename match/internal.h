@@ -30,10 +30,15 @@ struct wp_mrec {
 
 /* One chosen collective instance, until its batch is reduced. */
 struct wp_centry {
-    uint64_t k, t0, t1; /* entry and exit, ticks */
+    uint64_t k, t0, t1; /* entry and exit, ticks (a nonblocking one: its
+                         * I-call's entry; its wait is in its completion) */
     uint64_t cause;     /* wp_thread_t.last_compute at entry */
     struct wp_mcat cat;
     int is_root;
+    uint8_t cls;        /* its wait class (WP_CLASS_*): the pattern */
+    uint8_t nb;         /* a nonblocking collective (match/batch.c) */
+    uint32_t nbc;       /* nb: its slot in the table of followed ones, plus
+                         * one; 0 when it is not followed to its completion */
 };
 #define WP_CBATCH 256
 /* MPI_DOUBLE_INT, for MPI_MAXLOC. */

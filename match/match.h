@@ -23,6 +23,15 @@
  *   Intercommunicators and communicators made by calls not in the table
  *   (MPI_Comm_idup, spawn, connect) are not numbered: their calls keep the
  *   estimate.
+ * - Which calls are instances: point-to-point messages, whether sent or
+ *   received blocking, nonblocking or by a started persistent request
+ *   (numbered at the MPI_Start, as a nonblocking call is at its call), and
+ *   the messages a matched probe takes (numbered at MPI_Mprobe or at the
+ *   MPI_Improbe that found them, which take them off the queue; the wait
+ *   is the probe's); collective calls, blocking or nonblocking (an
+ *   I-collective numbered at its I-call, its wait measured in the Wait or
+ *   Test call that completes it, match/batch.c).  A request freed with
+ *   MPI_Request_free, or never completed, keeps the estimate.
  * - Point-to-point records stay on the rank until MPI_Finalize
  *   (match/exchange.c); when their buffer fills, the rate is halved and the
  *   records the lower rate would not have chosen are dropped (a subset on
@@ -30,6 +39,10 @@
  *   at a higher one).  Collective records are reduced over the
  *   communicator in batches (one MPI_Allreduce per batch: when a batch
  *   fills, at MPI_Comm_free and at MPI_Finalize), so their memory is fixed.
+ *   A batch that fills at a nonblocking instance is reduced only at the
+ *   next chosen blocking one (an I-call synchronizes nothing, so a
+ *   reduction there could deadlock a correct program); the chosen
+ *   nonblocking instances until then are not kept.
  * - A send's record names the thread's last recorded receive before it
  *   (wp_mprev); after matching, Late Sender waits are followed back
  *   through ranks that waited to the delays that started them, in rounds
@@ -66,6 +79,29 @@ static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_
     uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
     if (__builtin_expect(wp_match_chosen(k, wp_match_cbits), 0))
         wp_match_coll_record(c, mc, k, is_root, enter, cause);
+}
+
+/* A nonblocking collective on comm whose I-call entered at enter and
+ * returned req: it takes the communicator's next collective number now
+ * (MPI orders blocking and nonblocking collectives of a communicator alike
+ * on every member); its wait is its completion call's (match/batch.c).  cls
+ * is its wait class, root its root (-1: none), kind_root and kind_other the
+ * role byte of a completion category that waits for it alone, on its root
+ * and elsewhere (the estimator's request kind, opaque here). */
+static inline void wp_match_icoll(MPI_Request req, MPI_Comm comm, int cls, int root, int kind_root, int kind_other,
+                                  uint64_t enter, uint64_t cause)
+{
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    if (mc != NULL) {
+        uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
+        if (__builtin_expect(wp_match_chosen(k, wp_match_cbits), 0)) {
+            wp_match_icoll_slow(req, mc, k, cls, root, root >= 0 && root == mc->rank ? kind_root : kind_other, enter,
+                                cause);
+            return;
+        }
+    }
+    /* A stale followed request of the same handle value is forgotten. */
+    wp_match_forget(req);
 }
 
 /* At MPI_Finalize, collective over wcomm (a duplicate of MPI_COMM_WORLD),

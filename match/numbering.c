@@ -341,6 +341,8 @@ struct wp_pendrecv {
     uint64_t chan, k, post, cause;
     int source, tag;         /* as posted (wildcards numbered at completion) */
     int wild;
+    uint32_t coll;           /* not a receive but a nonblocking collective:
+                              * its slot in match/batch.c, plus one */
 };
 static struct wp_pendrecv pend[WP_PEND_SLOTS];
 static uint64_t wp_call_ids;
@@ -390,8 +392,69 @@ void wp_match_forget(MPI_Request req)
         return;
     pthread_mutex_lock(&wp_match_mu);
     struct wp_pendrecv *e = wp_pend_find(wp_rkey(req));
-    if (e)
+    if (e) {
+        wp_match_nbc_forget_locked(e->coll);
         wp_pend_remove(e);
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+/* With wp_match_mu held: the entry of request key, new or (a stale one of
+ * the same handle value) reused; NULL when too many are in flight. */
+static struct wp_pendrecv *wp_pend_slot(uintptr_t key)
+{
+    struct wp_pendrecv *e = wp_pend_find(key);
+    if (e) {
+        wp_match_nbc_forget_locked(e->coll);
+    } else if (wp_match_tracked < WP_PEND_SLOTS * 3 / 4) {
+        uint32_t h = (uint32_t)wp_mix64(key) % WP_PEND_SLOTS;
+        while (pend[h].key != 0)
+            h = (h + 1) % WP_PEND_SLOTS;
+        e = &pend[h];
+        wp_match_tracked++;
+    }
+    return e;
+}
+
+/* A receive posted at enter on mc, with its channel and number when its
+ * source and tag are known (wild 0), followed until its completion. */
+static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint64_t k, int source, int tag,
+                         int wild, uint64_t enter, uint64_t cause)
+{
+    pthread_mutex_lock(&wp_match_mu);
+    struct wp_pendrecv *e = wp_pend_slot(key);
+    if (e) {
+        *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter, .cause = cause,
+                                  .source = source, .tag = tag, .wild = wild};
+    } else {
+        /* Too many receives in flight to follow: a specific one is lost to
+         * matching; a wildcard one leaves its channel's numbering short by
+         * one, which makes later matches on it inconsistent (and counted). */
+        wp_match_cnt.unnumbered++;
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_icoll_slow(MPI_Request req, struct wp_mcomm *mc, uint64_t k, int cls, int root, int kind,
+                         uint64_t enter, uint64_t cause)
+{
+    uint32_t slot = wp_match_icoll_record(mc, k, cls, root, kind, enter, cause);
+    uintptr_t key = wp_rkey(req);
+    if (slot == 0 || key == 0) {
+        wp_match_forget(req);
+        if (slot) {
+            pthread_mutex_lock(&wp_match_mu);
+            wp_match_nbc_forget_locked(slot);
+            pthread_mutex_unlock(&wp_match_mu);
+        }
+        return;
+    }
+    pthread_mutex_lock(&wp_match_mu);
+    struct wp_pendrecv *e = wp_pend_slot(key);
+    if (e)
+        *e = (struct wp_pendrecv){.key = key, .mc = mc, .coll = slot};
+    else
+        wp_match_nbc_forget_locked(slot);
     pthread_mutex_unlock(&wp_match_mu);
 }
 
@@ -413,25 +476,7 @@ void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, ui
             return;
         }
     }
-    pthread_mutex_lock(&wp_match_mu);
-    struct wp_pendrecv *e = wp_pend_find(key);
-    if (e == NULL && wp_match_tracked < WP_PEND_SLOTS * 3 / 4) {
-        uint32_t h = (uint32_t)wp_mix64(key) % WP_PEND_SLOTS;
-        while (pend[h].key != 0)
-            h = (h + 1) % WP_PEND_SLOTS;
-        e = &pend[h];
-        wp_match_tracked++;
-    }
-    if (e) {
-        *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter, .cause = cause,
-                                  .source = source, .tag = tag, .wild = wild};
-    } else {
-        /* Too many receives in flight to follow: a specific one is lost to
-         * matching; a wildcard one leaves its channel's numbering short by
-         * one, which makes later matches on it inconsistent (and counted). */
-        wp_match_cnt.unnumbered++;
-    }
-    pthread_mutex_unlock(&wp_match_mu);
+    wp_pend_recv(key, mc, chan, k, source, tag, wild, enter, cause);
 }
 
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
@@ -527,7 +572,8 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
 {
     uint64_t now = wp_ticks();
     struct wp_mrec r[WP_MATCH_PEND];
-    int nr = 0;
+    int nr = 0, ncoll = 0;
+    uint32_t colls[WP_MATCH_PEND];
     pthread_mutex_lock(&wp_match_mu);
     /* Entries are removed from the last to the first: removal may move a
      * later entry of the same probe run into an earlier slot. */
@@ -546,6 +592,11 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
         struct wp_pendrecv *e = &pend[p->slot[j]];
         if (e->key == 0)
             continue;
+        if (e->coll) {
+            colls[ncoll++] = e->coll;
+            wp_pend_remove(e);
+            continue;
+        }
         struct wp_mcomm *mc = e->mc;
         uint64_t chan = e->chan, k = e->k, post = e->post, cause = e->cause;
         int source = e->source, tag = e->tag, wild = e->wild;
@@ -582,4 +633,162 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
     /* Any record of the call stands for its instance (exchange.c). */
     wp_mprev = nr ? (struct wp_mprev){r[nr - 1].chan, r[nr - 1].k} : (struct wp_mprev){0, 0};
     pthread_mutex_unlock(&wp_match_mu);
+    /* Nonblocking collectives: the call's wait, for when their batch is
+     * reduced (or now, if it was). */
+    if (ncoll)
+        wp_match_nbc_done(colls, ncoll, c, early ? now : enter, now);
+}
+
+/* --- persistent point-to-point requests ------------------------------------------------------
+ * What MPI_Start needs to number a persistent send or receive: its channel
+ * and the channel's counter, found by the request handle.  Written under
+ * wp_match_mu at the *_init calls and MPI_Request_free, read without a lock
+ * by MPI_Start and MPI_Startall: an entry is complete before its key is
+ * published, and a removed one becomes a tombstone, so a reader never
+ * stops short of its key.  A handle that MPI gives out again for a new
+ * persistent request takes over its old entry; the program cannot start a
+ * request it freed, so no reader can be looking at it then. */
+#define WP_PERSIST_SLOTS 4096
+#define WP_PERSIST_TOMB UINTPTR_MAX /* neither an MPICH handle (32 bits) nor a pointer */
+struct wp_persist {
+    _Atomic uintptr_t key; /* 0: never used */
+    struct wp_mcomm *mc;
+    uint64_t chan;
+    atomic_uint_fast64_t *count; /* NULL: a wildcard receive, numbered at completion */
+    int peer, tag;               /* the destination or source, in mc; the tag */
+    int dir;                     /* 0 send, 1 receive */
+};
+static struct wp_persist persist[WP_PERSIST_SLOTS];
+int wp_match_npersist;
+
+static struct wp_persist *wp_persist_find(uintptr_t key)
+{
+    uint32_t h = (uint32_t)wp_mix64(key) % WP_PERSIST_SLOTS;
+    for (uint32_t p = 0; p < WP_PERSIST_SLOTS; p++) {
+        struct wp_persist *e = &persist[(h + p) % WP_PERSIST_SLOTS];
+        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == key)
+            return e;
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* With wp_match_mu held. */
+static void wp_persist_remove(uintptr_t key)
+{
+    struct wp_persist *e = wp_persist_find(key);
+    if (e) {
+        atomic_store_explicit(&e->key, WP_PERSIST_TOMB, memory_order_release);
+        __atomic_fetch_sub(&wp_match_npersist, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void wp_match_pinit(MPI_Request req, int dir, int peer, int tag, MPI_Comm comm)
+{
+    uintptr_t key = wp_rkey(req);
+    if (key == 0 || key == WP_PERSIST_TOMB)
+        return;
+    wp_match_forget(req);
+    struct wp_mcomm *mc = peer == MPI_PROC_NULL ? NULL : wp_match_comm(comm);
+    uint64_t chan = 0;
+    atomic_uint_fast64_t *count = NULL;
+    int wild = dir == 1 && (peer == MPI_ANY_SOURCE || tag == MPI_ANY_TAG);
+    if (mc && !wild) {
+        chan = dir ? wp_match_channel(mc->id, peer, mc->rank, tag) : wp_match_channel(mc->id, mc->rank, peer, tag);
+        count = wp_match_counter(chan, dir);
+        if (count == NULL)
+            mc = NULL; /* the channel is not numbered on this rank */
+    }
+    pthread_mutex_lock(&wp_match_mu);
+    wp_persist_remove(key);
+    if (mc && __atomic_load_n(&wp_match_npersist, __ATOMIC_RELAXED) < WP_PERSIST_SLOTS * 3 / 4) {
+        uint32_t h = (uint32_t)wp_mix64(key) % WP_PERSIST_SLOTS;
+        struct wp_persist *e = NULL;
+        for (uint32_t p = 0; p < WP_PERSIST_SLOTS && e == NULL; p++) {
+            struct wp_persist *x = &persist[(h + p) % WP_PERSIST_SLOTS];
+            uintptr_t k = atomic_load_explicit(&x->key, memory_order_relaxed);
+            if (k == 0 || k == WP_PERSIST_TOMB)
+                e = x;
+        }
+        if (e) {
+            e->mc = mc;
+            e->chan = chan;
+            e->count = count;
+            e->peer = peer;
+            e->tag = tag;
+            e->dir = dir;
+            atomic_store_explicit(&e->key, key, memory_order_release);
+            __atomic_fetch_add(&wp_match_npersist, 1, __ATOMIC_RELAXED);
+        }
+    } else if (mc) {
+        /* Too many persistent requests to follow: this one's channel loses
+         * its numbering on this rank (later matches on it are inconsistent,
+         * and counted). */
+        wp_match_cnt.unnumbered++;
+    }
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_request_free(MPI_Request req)
+{
+    uintptr_t key = wp_rkey(req);
+    if (key == 0)
+        return;
+    wp_match_forget(req);
+    if (!__atomic_load_n(&wp_match_npersist, __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    wp_persist_remove(key);
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_t cause)
+{
+    static const struct wp_mcat none;
+    for (int i = 0; i < n; i++) {
+        uintptr_t key = wp_rkey(reqs[i]);
+        const struct wp_persist *e = key ? wp_persist_find(key) : NULL;
+        if (e == NULL) {
+            /* Not a persistent send or receive waitprof follows (a
+             * persistent collective, say): no stale receive may stand for
+             * it at its completion. */
+            wp_match_forget(reqs[i]);
+            continue;
+        }
+        if (e->count == NULL) {
+            wp_pend_recv(key, e->mc, 0, 0, e->peer, e->tag, 1, enter, cause);
+            continue;
+        }
+        uint64_t k;
+        if (wp_match_serial) {
+            k = atomic_load_explicit(e->count, memory_order_relaxed);
+            atomic_store_explicit(e->count, k + 1, memory_order_relaxed);
+        } else {
+            k = atomic_fetch_add_explicit(e->count, 1, memory_order_relaxed);
+        }
+        if (!wp_match_chosen(k, wp_match_bits)) {
+            if (e->dir)
+                wp_match_forget(reqs[i]);
+            continue;
+        }
+        if (e->dir)
+            wp_pend_recv(key, e->mc, e->chan, k, e->peer, e->tag, 0, enter, cause);
+        else
+            wp_match_p2p_record(&none, e->chan, k, 0, e->peer, e->mc, enter, enter, enter, 0, cause);
+    }
+}
+
+void wp_match_fstart(const void *freqs, const void *count, uint64_t enter, uint64_t cause)
+{
+    const MPI_Fint *r = freqs;
+    int n = count ? *(const MPI_Fint *)count : 1;
+    MPI_Request c[WP_MATCH_PEND];
+    for (int base = 0; base < n; base += WP_MATCH_PEND) {
+        int m = n - base < WP_MATCH_PEND ? n - base : WP_MATCH_PEND;
+        for (int i = 0; i < m; i++)
+            c[i] = PMPI_Request_f2c(r[base + i]);
+        wp_match_start_slow(c, m, enter, cause);
+    }
 }

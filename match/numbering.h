@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "match/measured.h"
 #include "match/types.h"
 #include "state/clock.h"
 
@@ -176,6 +177,53 @@ static inline void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm
 /* A request handle that a call other than MPI_Irecv created: if a stale
  * tracked receive had the same handle value, it is forgotten. */
 void wp_match_forget(MPI_Request req);
+
+/* A chosen nonblocking collective instance k of mc whose I-call returned
+ * req (match/match.h, wp_match_icoll): kept in mc's batch and followed to
+ * its completion call, which the completion wrappers find as they find
+ * tracked receives. */
+void wp_match_icoll_slow(MPI_Request req, struct wp_mcomm *mc, uint64_t k, int cls, int root, int kind,
+                         uint64_t enter, uint64_t cause);
+
+/* Persistent point-to-point requests.  MPI_Send_init and its kin (dir 0,
+ * peer the destination) and MPI_Recv_init (dir 1, peer the source) leave
+ * the request's channel for MPI_Start; each start of the request is one
+ * instance on it, numbered at the start like MPI_Isend and MPI_Irecv
+ * (a started receive is posted), and a receive is followed to its
+ * completion call like MPI_Irecv's.  MPI_Request_free forgets the request
+ * (any tracked receive or collective of that handle too). */
+void wp_match_pinit(MPI_Request req, int dir, int peer, int tag, MPI_Comm comm);
+void wp_match_request_free(MPI_Request req);
+/* Persistent requests followed: MPI_Start looks its requests up only while
+ * this is nonzero. */
+extern int wp_match_npersist;
+void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_t cause);
+static inline void wp_match_start(const MPI_Request *reqs, int n, uint64_t enter, uint64_t cause)
+{
+    if (__atomic_load_n(&wp_match_npersist, __ATOMIC_RELAXED))
+        wp_match_start_slow(reqs, n, enter, cause);
+}
+/* The same for Fortran handles (count NULL: one). */
+void wp_match_fstart(const void *freqs, const void *count, uint64_t enter, uint64_t cause);
+
+/* A matched probe (MPI_Mprobe, or MPI_Improbe that found a message) took
+ * the message that status describes off the queue: the k-th message of its
+ * channel is matched here, whenever the program then receives it with
+ * MPI_Mrecv or MPI_Imrecv (a receive of the same channel in between takes
+ * the next message), so the instance is numbered and recorded now, with
+ * the probe's call as its wait: a blocking probe is where a late sender is
+ * waited for, and MPI_Mrecv only moves the data.  A status that cannot be
+ * read (MPI_STATUS_IGNORE where waitprof cannot supply its own, mpi_f08)
+ * leaves the channel's numbering short by one, counted. */
+static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const MPI_Status *st, uint64_t enter,
+                                   uint64_t cause)
+{
+    if (st == MPI_STATUS_IGNORE) {
+        __atomic_fetch_add(&wp_match_cnt.unnumbered, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    wp_match_recv(c, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, st, enter, cause);
+}
 
 /* Completion calls.  Before the PMPI call, the tracked receives among the
  * requests are taken out (at most WP_MATCH_PEND of them); after it, the

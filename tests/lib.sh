@@ -234,6 +234,37 @@ wp_check_waits_run() {
     done
 }
 
+# wp_check_exact NP NTRUTH MIN PROGRAM MODE [ARGS...] — run PROGRAM MODE
+# ARGS (tests/mpi/ws_exact.c) on NP ranks under waitprof and wp_check_waits
+# its NTRUTH truth lines; besides, every row a truth line names must say
+# method=measured (from matched instances, not the estimate) with at least
+# one matched instance, and the largest truth must be at least MIN seconds,
+# so a program that failed to inject its waits cannot pass.
+wp_check_exact() {
+    _xmin=$3 _xmode=$(basename "$4")${5:+ $5}
+    _xnp=$1 _xnt=$2
+    shift 3
+    wp_check_waits_run "$_xnp" "$_xnt" "$@"
+    _xo=$WP_TMP/waits-$WP_WAITS_N
+    _xmax=0
+    grep '^truth rank=' "$_xo.stdout" >"$_xo.lines"
+    while read -r _ _xr _xp _xf _xw; do
+        _xr=${_xr#rank=} _xp=${_xp#pattern=} _xf=${_xf#function=} _xw=${_xw#wait=}
+        _xm=$(wp_waits_method "$_xo/rank.$_xr.waits" "$_xf" "$_xp") ||
+            { cat "$_xo/rank.$_xr.waits" >&2; wp_fail "$_xmode: rank.$_xr.waits: no method column, no $_xf $_xp row, or rows disagree"; }
+        [ "$_xm" = measured ] ||
+            { cat "$_xo/rank.$_xr.waits" >&2; wp_fail "$_xmode: rank $_xr $_xf $_xp is '$_xm', not measured"; }
+        _xn=$(wp_waits_matched "$_xo/rank.$_xr.waits" "$_xf" "$_xp") ||
+            { cat "$_xo/rank.$_xr.waits" >&2; wp_fail "$_xmode: rank.$_xr.waits: no matched column"; }
+        wp_ge "$_xn" 1 ||
+            { cat "$_xo/rank.$_xr.waits" >&2; wp_fail "$_xmode: rank $_xr $_xf $_xp measured from $_xn matched instances"; }
+        wp_note "$_xmode: rank $_xr $_xf $_xp measured, $_xn matched instances"
+        wp_ge "$_xmax" "$_xw" || _xmax=$_xw
+    done <"$_xo.lines"
+    wp_ge "$_xmax" "$_xmin" ||
+        { cat "$_xo.stdout" >&2; wp_fail "$_xmode: the largest truth is $_xmax s, below $_xmin: the program did not inject its waits"; }
+}
+
 # wp_check_source SOURCE MODE NP TOL PATH [work] — run tests/mpi/ws_source
 # MODE on NP ranks at 1000 Hz with WAITPROF_SOURCE=SOURCE; on rank 0 the
 # share of the samples under PATH (a regular expression on the folded path)

@@ -232,6 +232,39 @@ MATCH_DONE = {
 }
 # Blocking collectives: the classes whose calls are numbered per communicator.
 MATCH_COLL = {"nxn", "barrier", "one2n", "n2one"}
+# Nonblocking collectives, numbered per communicator at the I-call (the
+# rows whose req= is one of these kinds): their wait class, and the request
+# kinds (fallback/stats.h) of a completion call that waits for one of them
+# alone, on the root and elsewhere: only a category of that kind has the
+# pattern their wait belongs to (match/batch.c).
+MATCH_ICOLL = {
+    "nxn": ("WP_CLASS_NXN", "WP_RK_NXN", "WP_RK_NXN"),
+    "barrier": ("WP_CLASS_BARRIER", "WP_RK_BARRIER", "WP_RK_BARRIER"),
+    "one2n": ("WP_CLASS_ONE2N", "wp_rk_one2n(WP_ROLE_ROOT)", "wp_rk_one2n(WP_ROLE_NONROOT)"),
+    "n2one": ("WP_CLASS_N2ONE", "wp_rk_n2one(WP_ROLE_ROOT)", "wp_rk_n2one(WP_ROLE_NONROOT)"),
+}
+# Persistent point-to-point requests: (direction, peer, tag, comm) of the
+# *_init calls (0 send, peer the destination; 1 receive, peer the source),
+# and the requests and their count (None: one) of the calls that start them.
+MATCH_PINIT = {"MPI_Send_init": (0, 3, 4, 5), "MPI_Bsend_init": (0, 3, 4, 5), "MPI_Ssend_init": (0, 3, 4, 5),
+               "MPI_Rsend_init": (0, 3, 4, 5), "MPI_Recv_init": (1, 3, 4, 5)}
+MATCH_START = {"MPI_Start": (0, None), "MPI_Startall": (1, 0)}
+# Matched probes: (comm, status, flag or None).  They take their message
+# off the queue, so they number it (match/numbering.h, wp_match_mprobe),
+# and need its status even where the program ignores it.
+MATCH_MPROBE = {"MPI_Mprobe": (2, 4, None), "MPI_Improbe": (2, 5, 3)}
+
+
+def icoll_args(opts, names, val):
+    """The arguments of wp_match_icoll() after the request and the
+    communicator, or None when the row is not a nonblocking collective;
+    val(i) is parameter i's value."""
+    kind = opts.get("req")
+    if kind not in MATCH_ICOLL or "comm" not in names:
+        return None
+    cls, rk_root, rk_other = MATCH_ICOLL[kind]
+    root = val(names.index("root")) if "root" in names else "-1"
+    return "%s, %s, %s, %s" % (cls, root, rk_root, rk_other)
 
 
 def match_status(name, names):
@@ -246,6 +279,14 @@ def match_status(name, names):
                 "    if (wp_t && wp_match_on && %s == MPI_STATUS_IGNORE && (%s == MPI_ANY_SOURCE || %s == MPI_ANY_TAG))"
                 % (names[st], names[src], names[tag]),
                 "        wp_msts = &wp_mst1;"]
+    elif name in MATCH_MPROBE:
+        st = MATCH_MPROBE[name][1]
+        decl = ["    MPI_Status wp_mst1, *wp_msts = %s;" % names[st],
+                "    if (wp_t && wp_match_on && %s == MPI_STATUS_IGNORE)" % names[st],
+                "        wp_msts = &wp_mst1;"]
+        sub = list(names)
+        sub[st] = "wp_msts"
+        return decl, sub
     elif name in MATCH_DONE:
         m = MATCH_DONE[name]
         st, reqs = names[m["st"]], names[m["reqs"]]
@@ -283,9 +324,23 @@ def match_lines(name, cls, opts, names, early, rq):
         d, st, s, rt, c, _ = MATCH_SENDRECV[name]
         out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0, %s);" % (names[d], names[st], names[c], enter, cause))
         out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[rt], names[c], enter, cause))
+    if name in MATCH_MPROBE:
+        c, _, flag = MATCH_MPROBE[name]
+        line = "wp_match_mprobe(&wp_mc, %s, wp_msts, %s, %s);" % (names[c], enter, cause)
+        out.append("        " + (line if flag is None else "if (*%s)\n            %s" % (names[flag], line)))
+    if name in MATCH_START:
+        r, n = MATCH_START[name]
+        out.append("        wp_match_start(%s, %s, %s, %s);" % (names[r], names[n] if n is not None else "1", enter, cause))
+    icoll = icoll_args(opts, names, lambda i: names[i])
     if name in MATCH_IRECV:
         s, t, c, r = MATCH_IRECV[name]
         out.append("        wp_match_irecv(*%s, %s, %s, %s, %s, %s);" % (names[r], names[s], names[t], names[c], enter, cause))
+    elif name in MATCH_PINIT and rq is not None:
+        d, p, t, c = MATCH_PINIT[name]
+        out.append("        wp_match_pinit(*%s, %d, %s, %s, %s);" % (names[rq], d, names[p], names[t], names[c]))
+    elif icoll is not None and rq is not None:
+        out.append("        wp_match_icoll(*%s, %s, %s, %s, %s);"
+                   % (names[rq], names[names.index("comm")], icoll, enter, cause))
     elif opts.get("req") not in (None, "free") and rq is not None:
         # A new request whose handle value a stale tracked receive had.
         out.append("        wp_match_forget(*%s);" % names[rq])
@@ -374,6 +429,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     if req == "free":
         out.append("    if (wp_t)")
         out.append("        wp_req_forget(wp_req_key(*%s));" % names[rq])
+        # Matched instances: a tracked receive or collective, or a
+        # persistent request, of this handle is followed no more.
+        out.append("    if (wp_t && wp_match_on)")
+        out.append("        wp_match_request_free(*%s);" % names[rq])
     role_kind = None
     if cname in COMPLETES and not lean:
         r, n, forget = COMPLETES[cname]
@@ -552,9 +611,24 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
         out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0, %s);" % (F(d), F(stg), C(c), enter, cause))
         out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_match_fstatus(%s, &wp_cst), %s, %s);"
                    % (F(s_), F(rt), C(c), st(sti), enter, cause))
+    if name in MATCH_MPROBE:
+        c, sti, flag = MATCH_MPROBE[name]
+        line = "wp_match_mprobe(&wp_mc, %s, wp_match_fstatus(%s, &wp_cst), %s, %s);" % (C(c), st(sti), enter, cause)
+        out.append("        MPI_Status wp_cst;")
+        out.append("        " + (line if flag is None else "if (%s)\n            %s" % (F(flag), line)))
+    if name in MATCH_START:
+        r, n = MATCH_START[name]
+        out.append("        wp_match_fstart(a%d, %s, %s, %s);" % (r, "a%d" % n if n is not None else "NULL", enter, cause))
+    icoll = icoll_args(opts, names, F)
     if name in MATCH_IRECV:
         s_, t, c, r = MATCH_IRECV[name]
         out.append("        wp_match_irecv(PMPI_Request_f2c(%s), %s, %s, %s, %s, %s);" % (F(r), F(s_), F(t), C(c), enter, cause))
+    elif name in MATCH_PINIT and rq is not None:
+        d, p_, t, c = MATCH_PINIT[name]
+        out.append("        wp_match_pinit(PMPI_Request_f2c(%s), %d, %s, %s, %s);" % (F(rq), d, F(p_), F(t), C(c)))
+    elif icoll is not None and rq is not None:
+        out.append("        wp_match_icoll(PMPI_Request_f2c(%s), %s, %s, %s, %s);"
+                   % (F(rq), C(names.index("comm")), icoll, enter, cause))
     elif opts.get("req") not in (None, "free") and rq is not None:
         out.append("        wp_match_forget(PMPI_Request_f2c(%s));" % F(rq))
     if cls in MATCH_COLL and "comm" in names:
@@ -604,6 +678,16 @@ def gen_f(name, cls, opts, names, decls):
         if req == "free":
             out.append("    if (wp_r)")
             out.append("        wp_req_forget(wp_freq_key(a%d));" % rq)
+            out.append("    if (wp_r && wp_match_on)")
+            out.append("        wp_match_request_free(PMPI_Request_f2c(*(const MPI_Fint *)a%d));" % rq)
+        if name in MATCH_MPROBE and "fargs" not in opts and not fname.endswith("_f08_"):
+            # The message's status, which numbering needs, where the program
+            # ignores it: an output only (match/numbering.h).  mpi_f08's
+            # status has another layout and its own ignore constant.
+            sti = MATCH_MPROBE[name][1]
+            out.append("    MPI_Fint wp_fst[sizeof(MPI_Status) / sizeof(MPI_Fint) + 8];")
+            out.append("    if (wp_r && wp_match_on && a%d == MPI_F_STATUS_IGNORE)" % sti)
+            out.append("        a%d = wp_fst;" % sti)
         role_kind = None
         if name in COMPLETES and "fargs" not in opts:
             r, n, forget = COMPLETES[name]

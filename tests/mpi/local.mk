@@ -47,6 +47,13 @@ tests/mpi/ws_waitall_f: $(srcdir)/tests/mpi/ws_waitall.F90
 tests/mpi/ws_waitall_f08: $(srcdir)/tests/mpi/ws_waitall.F90
 	$(AM_V_GEN)$(MKDIR_P) tests/mpi/wf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/wf08 -o $@ $(srcdir)/tests/mpi/ws_waitall.F90
 CLEANFILES += tests/mpi/ws_waitall_f tests/mpi/ws_waitall_f08
+# Matched instances through the Fortran wrappers (t_ws_exact_f.sh).
+check_SCRIPTS += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
+tests/mpi/ws_exact_f: $(srcdir)/tests/mpi/ws_exact.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/xf && $(MPIFC) -g -O1 -J tests/mpi/xf -o $@ $(srcdir)/tests/mpi/ws_exact.F90
+tests/mpi/ws_exact_f08: $(srcdir)/tests/mpi/ws_exact.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/xf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/xf08 -o $@ $(srcdir)/tests/mpi/ws_exact.F90
+CLEANFILES += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
@@ -54,9 +61,10 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
-	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_chain.sh tests/mpi/t_stress.sh
+	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
+	tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \
@@ -73,7 +81,8 @@ tests_mpi_ws_waitall_SOURCES = tests/mpi/ws_waitall.c
 tests_mpi_ws_waitall_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_stall_SOURCES = tests/mpi/ws_stall.c
 tests_mpi_ws_stall_CFLAGS = $(WP_TEST_CFLAGS)
-# Persistent waits, measured from matched instances (t_ws_exact.sh).
+# Persistent waits, measured from matched instances (t_ws_exact.sh,
+# t_ws_exact_nbc.sh).
 tests_mpi_ws_exact_SOURCES = tests/mpi/ws_exact.c
 tests_mpi_ws_exact_CFLAGS = $(WP_TEST_CFLAGS)
 # Delay costs through a chain of waits (t_ws_chain.sh).

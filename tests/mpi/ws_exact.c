@@ -32,6 +32,29 @@
  *   waitall   4      rank k sends k*DELAY/(P-1)     rank 0 MPI_Waitall late_sender, on
  *                    late (the last one DELAY)      MPI_Irecv from every other rank:
  *                                                   max(0, latest send entry - Waitall entry)
+ *   iallreduce 4     rank 1                         every rank MPI_Wait wait_nxn, completing
+ *                                                   an MPI_Iallreduce after DELAY/10 of work:
+ *                                                   max(0, last Iallreduce entry - Wait entry)
+ *   ibcast    4      the root (0)                   non-roots MPI_Wait late_broadcast, the same
+ *                                                   with MPI_Ibcast: max(0, root's Ibcast
+ *                                                   entry - Wait entry)
+ *   persist   2      rank 1 starts its persistent   rank 0 MPI_Wait late_sender, completing a
+ *                    MPI_Send_init DELAY late       started MPI_Recv_init (both made once):
+ *                                                   max(0, send's Start entry - Wait entry)
+ *   mprobe    2      rank 1 sends A DELAY late,     rank 0 MPI_Mprobe late_sender (it takes A,
+ *                    then B DELAY later, one        MPI_ANY_SOURCE, status ignored):
+ *                    channel                        max(0, A's send entry - Mprobe entry);
+ *                                                   then rank 0 MPI_Recv late_sender takes B
+ *                                                   before MPI_Mrecv takes A: max(0, B's send
+ *                                                   entry - Recv entry).  Numbering A at the
+ *                                                   Mrecv instead would match the Recv with
+ *                                                   A's send and measure it as 0.
+ *   ifill     3      none: no truth.  No blocking collective in the loop (no per-
+ *                    iteration barrier); rank 1 receives from rank 0 before its
+ *                    MPI_Ibarrier, rank 0 sends after its own, then both MPI_Wait:
+ *                    correct MPI, which a blocking reduction of waitprof's inside an
+ *                    I-call would deadlock.  Run with ITER > 256 and WAITPROF_MATCH=1,
+ *                    so that a batch of collective instances fills at an I-call.
  *
  * "ranks" is what the test runs; every mode works with 2 or more (wildcard
  * 3 or more), ranks the mode does not use only join the barriers.  With a
@@ -67,21 +90,28 @@
 #define WP_TEST_COMPUTE
 #include "clock.h"
 
-enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, NMODES };
-static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",  "allreduce",
-                                          "barrier", "bcast",    "reduce", "waitall"};
-static const char *const pattern[NMODES] = {"late_sender", "late_sender",    "late_receiver", "wait_nxn",
-                                            "wait_barrier", "late_broadcast", "early_reduce",  "late_sender"};
+enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, IALLREDUCE, IBCAST, PERSIST, MPROBE,
+            IFILL, NMODES };
+static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",      "allreduce", "barrier",
+                                          "bcast",   "reduce",   "waitall",    "iallreduce", "ibcast",
+                                          "persist", "mprobe",   "ifill"};
+static const char *const pattern[NMODES] = {"late_sender",  "late_sender",    "late_receiver", "wait_nxn",
+                                            "wait_barrier", "late_broadcast", "early_reduce",  "late_sender",
+                                            "wait_nxn",     "late_broadcast", "late_sender",   "late_sender",
+                                            "wait_barrier"};
 static const char *const function[NMODES] = {"MPI_Recv",    "MPI_Recv",  "MPI_Ssend",  "MPI_Allreduce",
-                                             "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall"};
+                                             "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall",
+                                             "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe",
+                                             "MPI_Wait"};
 
 static double pos(double x)
 {
     return x > 0 ? x : 0;
 }
 
-/* "detail" and "truth" lines for rank r from its per-call waits w[0..n). */
-static void print_truth(int r, enum mode m, const double *w, int n)
+/* "detail" and "truth" lines for rank r from its per-call waits w[0..n),
+ * of function f (NULL: the mode's). */
+static void print_truth_of(int r, enum mode m, const char *f, const double *w, int n)
 {
     double sum = 0;
     printf("detail rank=%d waits=", r);
@@ -89,7 +119,12 @@ static void print_truth(int r, enum mode m, const double *w, int n)
         printf("%s%.6f", i ? "," : "", w[i]);
         sum += w[i];
     }
-    printf("\ntruth rank=%d pattern=%s function=%s wait=%.6f\n", r, pattern[m], function[m], sum);
+    printf("\ntruth rank=%d pattern=%s function=%s wait=%.6f\n", r, pattern[m], f ? f : function[m], sum);
+}
+
+static void print_truth(int r, enum mode m, const double *w, int n)
+{
+    print_truth_of(r, m, NULL, w, n);
 }
 
 int main(int argc, char **argv)
@@ -108,8 +143,8 @@ int main(int argc, char **argv)
     if (mode < 0 || size < (mode == WILDCARD ? 3 : 2) || iter < 1 || iter > MAX_ITER || !(delay >= 0)) {
         if (rank == 0)
             fprintf(stderr,
-                    "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall "
-                    "[DELAY] [ITER<=%d]\n(P >= 2; wildcard: P >= 3)\n",
+                    "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall|"
+                    "iallreduce|ibcast|persist|mprobe|ifill [DELAY] [ITER<=%d]\n(P >= 2; wildcard: P >= 3)\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -137,10 +172,27 @@ int main(int argc, char **argv)
     int one = 1, *ones = malloc((size_t)size * sizeof *ones);
     MPI_Allgather(&one, 1, MPI_INT, ones, 1, MPI_INT, MPI_COMM_WORLD);
 
+    /* persist: one persistent request per side, made once and started in
+     * every iteration; the send's buffer carries its Start's entry time. */
+    MPI_Request preq = MPI_REQUEST_NULL;
+    double pbuf = 0;
+    if (mode == PERSIST && rank == 1)
+        MPI_Send_init(&pbuf, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD, &preq);
+    else if (mode == PERSIST && rank == 0)
+        MPI_Recv_init(&pbuf, 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD, &preq);
+
+    /* The per-iteration sync of the nonblocking collective modes is on a
+     * communicator of its own: MPI_COMM_WORLD's instances are then only
+     * the measured ones, all among the first 16, which waitprof always
+     * records, so its figure is exact rather than extrapolated. */
+    MPI_Comm sync = MPI_COMM_WORLD;
+    if (mode == IALLREDUCE || mode == IBCAST)
+        MPI_Comm_dup(MPI_COMM_WORLD, &sync);
+
     for (int it = 0; it < iter; it++) {
         size_t at = (size_t)it * SLOTS;
-        if (mode != BARRIER)
-            MPI_Barrier(MPI_COMM_WORLD); /* the per-iteration sync: its own call site */
+        if (mode != BARRIER && mode != IFILL)
+            MPI_Barrier(sync); /* the per-iteration sync: its own call site */
         switch (mode) {
         case RECV:
             if (rank == 1) {
@@ -239,8 +291,83 @@ int main(int argc, char **argv)
                 t_out[at] = now();
             }
             break;
+        case IALLREDUCE:
+        case IBCAST: {
+            /* Slot 0: the I-call; slot 1: the MPI_Wait that completes it,
+             * after some work of every rank's own. */
+            MPI_Request r;
+            if (rank == (mode == IBCAST ? 0 : 1))
+                compute(delay);
+            t_in[at] = now();
+            if (mode == IBCAST)
+                MPI_Ibcast(in, COUNT, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r);
+            else
+                MPI_Iallreduce(in, out, COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+            t_out[at] = now();
+            compute(delay / 10);
+            t_in[at + 1] = now();
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            t_out[at + 1] = now();
+            break;
+        }
+        case PERSIST:
+            if (rank == 1) {
+                compute(delay);
+                pbuf = now(); /* travels in the message */
+                t_in[at] = pbuf;
+                MPI_Start(&preq);
+                MPI_Wait(&preq, MPI_STATUS_IGNORE);
+                t_out[at] = now();
+            } else if (rank == 0) {
+                MPI_Start(&preq);
+                t_in[at] = now();
+                MPI_Wait(&preq, MPI_STATUS_IGNORE);
+                t_out[at] = now();
+                sent_at[at] = pbuf;
+                source[at] = 1;
+            }
+            break;
+        case IFILL: {
+            MPI_Request r;
+            double x = it;
+            if (rank == 1)
+                MPI_Recv(&x, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            t_in[at] = now();
+            MPI_Ibarrier(MPI_COMM_WORLD, &r);
+            if (rank == 0)
+                MPI_Send(&x, 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            t_out[at] = now();
+            break;
+        }
+        case MPROBE:
+            if (rank == 1) {
+                for (int s = 0; s < 2; s++) {
+                    compute(delay);
+                    double t = now();
+                    t_in[at + s] = t;
+                    MPI_Send(&t, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+                    t_out[at + s] = now();
+                }
+            } else if (rank == 0) {
+                /* Slot 0: the Mprobe that takes A; slot 1: the Recv of B,
+                 * which comes before A's MPI_Mrecv. */
+                MPI_Message msg;
+                t_in[at] = now();
+                MPI_Mprobe(MPI_ANY_SOURCE, TAG, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
+                t_out[at] = now();
+                t_in[at + 1] = now();
+                MPI_Recv(&sent_at[at + 1], 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                t_out[at + 1] = now();
+                MPI_Mrecv(&sent_at[at], 1, MPI_DOUBLE, &msg, MPI_STATUS_IGNORE);
+            }
+            break;
         }
     }
+    if (preq != MPI_REQUEST_NULL)
+        MPI_Request_free(&preq);
+    if (sync != MPI_COMM_WORLD)
+        MPI_Comm_free(&sync);
 
     /* After the loop, at another call site and with a function no mode
      * measures: every rank's times to rank 0. */
@@ -275,6 +402,41 @@ int main(int argc, char **argv)
                     w[n++] = pos(sent_at[j] - t_in[j]);
                 }
             print_truth(0, mode, w, n);
+            break;
+        case IFILL: /* no truth: it checks that the run completes */
+            break;
+        case PERSIST:
+            for (int i = 0; i < iter; i++) {
+                size_t j = (size_t)i * SLOTS;
+                w[n++] = pos(sent_at[j] - t_in[j]);
+            }
+            print_truth(0, mode, w, n);
+            break;
+        case MPROBE:
+            for (int s = 0; s < 2; s++) {
+                n = 0;
+                for (int i = 0; i < iter; i++) {
+                    size_t j = (size_t)i * SLOTS + s;
+                    w[n++] = pos(sent_at[j] - t_in[j]);
+                }
+                print_truth_of(0, mode, s ? "MPI_Recv" : "MPI_Mprobe", w, n);
+            }
+            break;
+        case IALLREDUCE:
+        case IBCAST:
+            for (int p = mode == IBCAST ? 1 : 0; p < size; p++) {
+                n = 0;
+                for (int i = 0; i < iter; i++) {
+                    size_t j = (size_t)i * SLOTS;
+                    double ref = IN(0, j); /* the root's I-call, or the latest of all */
+                    for (int q = 1; q < size && mode == IALLREDUCE; q++)
+                        if (IN(q, j) > ref)
+                            ref = IN(q, j);
+                    double wait = pos(ref - IN(p, j + 1)), dur = OUT(p, j + 1) - IN(p, j + 1);
+                    w[n++] = wait < dur ? wait : dur;
+                }
+                print_truth(p, mode, w, n);
+            }
             break;
         case SSEND:
             for (int i = 0; i < iter; i++) {
@@ -323,8 +485,14 @@ int main(int argc, char **argv)
                     calls++;
                 }
             const char *f = function[mode];
-            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == WAITALL))
+            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == WAITALL || mode == MPROBE))
                 f = "MPI_Send";
+            else if (q != 0 && mode == PERSIST)
+                f = "MPI_Start+MPI_Wait";
+            else if (mode == IALLREDUCE || mode == IBCAST)
+                f = "I-call+MPI_Wait";
+            else if (mode == MPROBE)
+                f = "MPI_Mprobe+MPI_Recv";
             else if (q != 0 && mode == SSEND)
                 f = "MPI_Recv";
             if (calls)

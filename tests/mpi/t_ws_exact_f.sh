@@ -1,0 +1,27 @@
+#!/bin/sh
+# Matched instances through the Fortran wrappers (tests/mpi/ws_exact.F90,
+# 'use mpi' and 'use mpi_f08', 2 ranks): MPI_IALLREDUCE completed by
+# MPI_WAIT with a late rank (Wait at NxN on both ranks), a persistent
+# MPI_SEND_INIT/MPI_RECV_INIT pair started 8 times with a late sender (Late
+# Sender in MPI_WAIT) and, with 'use mpi', MPI_MPROBE + MPI_MRECV with a
+# late sender and the status ignored (Late Sender in MPI_MPROBE).  Open
+# MPI's Fortran bindings call PMPI_* directly, so only the Fortran
+# wrappers see these calls there; MPICH's call the C functions, whose
+# wrappers then stand aside.  As t_ws_exact_nbc.sh: every truth within 5 %
+# or 5 ms, the rows measured from at least one matched instance, the
+# largest truth at least 0.5 s (8 x 0.08 s injected).
+. "$(dirname "$0")/../lib.sh"
+[ -n "$MPIFC" ] || wp_skip "no MPI Fortran compiler"
+WP_WAITS_REL=0.05 WP_WAITS_ABS=0.005
+export WP_WAITS_REL WP_WAITS_ABS
+for src in wrappers default; do
+    if [ "$src" = wrappers ]; then
+        WAITPROF_SOURCE=wrappers
+        export WAITPROF_SOURCE
+    else
+        unset WAITPROF_SOURCE
+    fi
+    wp_note "--- source: $src"
+    wp_check_exact 2 4 0.5 "$WP_BUILDDIR/tests/mpi/ws_exact_f" 0.08 8
+    wp_check_exact 2 3 0.5 "$WP_BUILDDIR/tests/mpi/ws_exact_f08" 0.08 8
+done
