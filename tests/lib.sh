@@ -163,6 +163,32 @@ wp_waits_matched() {
               print sum + 0 }' "$1"
 }
 
+# wp_waits_site FILE SITE FUNCTION PATTERN — one call site's figures in a
+# rank.R.waits file: the rows whose site is the function SITE (the site
+# column reads "SITE (file:line)", or "SITE < caller ..." with call paths)
+# and whose function and pattern columns match, printed as
+# "wait_s matched method ci_s" (wait and interval summed and in seconds,
+# matched summed, method the rows' common one, "mixed" if they differ).
+# Columns are found by name as in wp_waits_sum.  Fails with status 2 for the
+# format or a missing column, 3 when no row matches.
+wp_waits_site() {
+    awk -F '\t' -v site="$2" -v fn="$3" -v pat="$4" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["site"] || !col["function"] || !col["pattern"] || !col["wait_ns"] ||
+                      !col["matched"] || !col["method"] || !col["ci_ns"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat &&
+        (substr($col["site"], 1, length(site) + 2) == site " (" ||
+         substr($col["site"], 1, length(site) + 3) == site " < ") {
+            w += $col["wait_ns"]; m += $col["matched"]; ci += $col["ci_ns"]
+            how = rows++ && how != $col["method"] ? "mixed" : $col["method"] }
+        END { if (bad) exit bad
+              if (NR < 2) exit 2
+              if (!rows) exit 3
+              printf "%.6f %d %s %.6f\n", w / 1e9, m, how, ci / 1e9 }' "$1"
+}
+
 # wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state
 # estimate against the truth its program printed: every rank 0..NP-1 wrote
 # DIR/rank.R.waits whose first line is "# waitprof-waits 1"; STDOUT holds
@@ -233,6 +259,7 @@ wp_check_waits_run() {
         _wtry=$((_wtry + 1))
     done
 }
+
 
 # wp_check_source SOURCE MODE NP TOL PATH [work] — run tests/mpi/ws_source
 # MODE on NP ranks at 1000 Hz with WAITPROF_SOURCE=SOURCE; on rank 0 the

@@ -82,6 +82,7 @@ tests_mpi_ws_chain_CFLAGS = $(WP_TEST_CFLAGS)
 # Sampling error of matched instances (t_ws_sample.sh).
 tests_mpi_ws_sample_SOURCES = tests/mpi/ws_sample.c
 tests_mpi_ws_sample_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ws_sample_LDADD = -lm
 
 # Stall sources (mpit/): Work/Stall from the runtime against injected truth.
 # On the PERUSE build ./quickstart check runs just these (WP_SRC_TESTS).
