@@ -260,6 +260,24 @@ wp_check_waits_run() {
     done
 }
 
+# wp_check_measured DIR STDOUT — for every "truth rank=R pattern=P
+# function=F wait=S" line in STDOUT, rank R's rows of F and P in
+# DIR/rank.R.waits say method measured (from matched instances, not the
+# minimum-duration estimate) and matched >= 1.  Run after wp_check_waits or
+# wp_check_waits_run (whose last run is $WP_TMP/waits-$WP_WAITS_N).
+wp_check_measured() {
+    grep '^truth rank=' "$2" >"$2.measured"
+    while read -r _ _mr _mp _mf _; do
+        _mr=${_mr#rank=} _mp=${_mp#pattern=} _mf=${_mf#function=}
+        _mm=$(wp_waits_method "$1/rank.$_mr.waits" "$_mf" "$_mp") ||
+            { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank.$_mr.waits: no method column, no $_mf $_mp row, or rows disagree"; }
+        [ "$_mm" = measured ] || { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank $_mr $_mf $_mp is '$_mm', not measured"; }
+        _mn=$(wp_waits_matched "$1/rank.$_mr.waits" "$_mf" "$_mp") ||
+            { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank.$_mr.waits: no matched column"; }
+        wp_ge "$_mn" 1 || { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank $_mr $_mf $_mp measured from $_mn matched instances"; }
+        wp_note "rank $_mr $_mf $_mp measured, $_mn matched instances"
+    done <"$2.measured"
+}
 
 # wp_check_source SOURCE MODE NP TOL PATH [work] — run tests/mpi/ws_source
 # MODE on NP ranks at 1000 Hz with WAITPROF_SOURCE=SOURCE; on rank 0 the
