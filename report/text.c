@@ -324,6 +324,8 @@ void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opt
     struct wp_report_opts s = *o;
     s.top = 5;
     write_top_paths(f, R, s.top);
+    /* Two sites of two lines each: with the cause, five stall paths and
+     * the line the runtime adds, the screen stays within 25 lines. */
     fprintf(f, "wait states:\n");
-    write_waits(f, R, 3);
+    write_waits(f, R, 2);
 }
