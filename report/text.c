@@ -132,9 +132,10 @@ static void write_top_paths(FILE *f, const struct run *R, int top)
 /* Two lines per call site, so that a row stays within 100 columns: the
  * site, its function and pattern, calls and wait; then how the wait was had
  * (as waitstates.txt's "how": "measured M/N" from M matched instances of N
- * calls, "estimated" for the minimum-duration estimate, "partly measured
- * M/N" where some ranks' rows kept the estimate) and its spread over the
- * ranks. */
+ * calls, "source S/N" where the runtime stall source gave the waits of S
+ * calls, "estimated" for the minimum-duration estimate; "partly" before
+ * the first two where other ranks' rows of the site were had otherwise)
+ * and its spread over the ranks. */
 static void write_waits(FILE *f, const struct run *R, int top)
 {
     double tot = wp_rep_run_total_s(R);
@@ -154,8 +155,11 @@ static void write_waits(FILE *f, const struct run *R, int top)
         else
             snprintf(mn, sizeof mn, "0 (others)");
         if (s->matched)
-            snprintf(how, sizeof how, "%smeasured %llu/%llu", s->est_calls ? "partly " : "",
+            snprintf(how, sizeof how, "%smeasured %llu/%llu", s->src_calls + s->est_calls ? "partly " : "",
                      (unsigned long long)s->matched, (unsigned long long)s->calls);
+        else if (s->src_calls)
+            snprintf(how, sizeof how, "%ssource %llu/%llu", s->est_calls ? "partly " : "",
+                     (unsigned long long)s->src_calls, (unsigned long long)s->calls);
         else
             snprintf(how, sizeof how, "estimated");
         /* The first line takes 93 columns when the function name fits

@@ -133,6 +133,14 @@ START_TEST(test_detail_block)
     ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
     t = get("report.txt");
     ck_assert_ptr_nonnull(strstr(t, "\n  measured 5/6; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
+    /* The runtime stall source gave rank 0's waits, rank 1 estimated. */
+    put("rank.0.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t4\t400000000\t10000000\t200000000\t150000000"
+                                       "\t360000000\t0\t360000000\t-\tsource\t0\t0\n");
+    put("rank.1.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t2\t300000000\t100000000\t250000000\t0"
+                                       "\t100000000\t0\t100000000\t-\testimated\t0\t0\n");
+    ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
+    t = get("report.txt");
+    ck_assert_ptr_nonnull(strstr(t, "\n  partly source 4/6; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
     const char *ws = strstr(t, "== wait states per call site");
     ck_assert_ptr_nonnull(ws);
     ws = strchr(ws, '\n') + 1;
