@@ -137,6 +137,11 @@ struct site {
     int last_rank;
     uint64_t wmax, wmin, tmax;
     int wmax_r, wmin_r, tmax_r;
+    /* How the wait was had (rank.R.waits' method and matched columns):
+     * instances matched, summed over the measured rows; the calls of the
+     * rows the runtime stall source gave (method source); the calls of the
+     * rows that kept the estimate (or predate those columns). */
+    uint64_t matched, src_calls, est_calls;
 };
 
 /* Who caused measured waits (rank.R.causes, rank.R.paths; match/match.h):

@@ -403,6 +403,11 @@ static int waits_row(struct run *R, struct rinfo *ri, char *line)
     if (n < 13 || !all_digits(f[5]) || !all_digits(f[6]) || !all_digits(f[10]))
         return 0;
     uint64_t calls = strtoull(f[5], NULL, 10), t = strtoull(f[6], NULL, 10), w = strtoull(f[10], NULL, 10);
+    /* Columns 15 and 16 (after completes): method and matched.  A row
+     * without them comes from a version that only estimated. */
+    int measured = n >= 16 && strcmp(f[14], "measured") == 0 && all_digits(f[15]);
+    int by_source = n >= 15 && strcmp(f[14], "source") == 0;
+    uint64_t matched = measured ? strtoull(f[15], NULL, 10) : 0;
     /* Per (site, function, pattern) for the wait states, and per (site,
      * function) for the imbalance of the time in the call. */
     for (int k = 0; k < 2; k++) {
@@ -415,6 +420,12 @@ static int waits_row(struct run *R, struct rinfo *ri, char *line)
         }
         s->calls += calls, s->time_ns += t, s->wait_ns += w;
         s->cur_wait += w, s->cur_time += t;
+        if (measured)
+            s->matched += matched;
+        else if (by_source)
+            s->src_calls += calls;
+        else
+            s->est_calls += calls;
     }
     return 1;
 }

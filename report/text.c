@@ -129,26 +129,47 @@ static void write_top_paths(FILE *f, const struct run *R, int top)
     free(v);
 }
 
+/* Two lines per call site, so that a row stays within 100 columns: the
+ * site, its function and pattern, calls and wait; then how the wait was had
+ * (as waitstates.txt's "how": "measured M/N" from M matched instances of N
+ * calls, "source S/N" where the runtime stall source gave the waits of S
+ * calls, "estimated" for the minimum-duration estimate; "partly" before
+ * the first two where other ranks' rows of the site were had otherwise)
+ * and its spread over the ranks. */
 static void write_waits(FILE *f, const struct run *R, int top)
 {
     double tot = wp_rep_run_total_s(R);
     size_t nr = R->nr ? R->nr : 1;
-    fprintf(f, "%-36s %-14s %-14s %8s %9s %7s  %s\n", "call site", "function", "pattern", "calls", "wait s",
-            "wait %", "wait per rank s: min (rank) / avg / max (rank)");
+    fprintf(f, "%-36s %-14s %-14s %8s %9s %7s\n", "call site", "function", "pattern", "calls", "wait s",
+            "wait %");
+    fprintf(f, "  how; wait per rank s: min (rank) / avg / max (rank)\n");
     size_t shown = 0;
     for (size_t i = 0; i < R->nsites && shown < (size_t)top; i++) {
         const struct site *s = &R->sites[i];
         if (strcmp(s->pattern, "none") == 0 || s->wait_ns == 0)
             continue;
         int all = s->nranks >= R->nr;
-        char mn[32];
+        char mn[32], how[64];
         if (all)
             snprintf(mn, sizeof mn, "%.3f (%d)", s->wmin * 1e-9, s->wmin_r);
         else
             snprintf(mn, sizeof mn, "0 (others)");
-        fprintf(f, "%-36.36s %-14s %-14s %8llu %9.3f %6.2f%%  %s / %.3f / %.3f (%d)\n", s->site, s->fn,
-                s->pattern, (unsigned long long)s->calls, s->wait_ns * 1e-9,
-                tot > 0 ? 100.0 * s->wait_ns * 1e-9 / tot : 0, mn, s->wait_ns * 1e-9 / (double)nr,
+        if (s->matched)
+            snprintf(how, sizeof how, "%smeasured %llu/%llu", s->src_calls + s->est_calls ? "partly " : "",
+                     (unsigned long long)s->matched, (unsigned long long)s->calls);
+        else if (s->src_calls)
+            snprintf(how, sizeof how, "%ssource %llu/%llu", s->est_calls ? "partly " : "",
+                     (unsigned long long)s->src_calls, (unsigned long long)s->calls);
+        else
+            snprintf(how, sizeof how, "estimated");
+        /* The first line takes 93 columns when the function name fits
+         * its 14; a name longer than 20 shortens the site's column by the
+         * excess, so the line stays within 100. */
+        size_t fl = strlen(s->fn);
+        int sw = fl > 20 ? 36 - (int)(fl - 20 < 20 ? fl - 20 : 20) : 36;
+        fprintf(f, "%-*.*s %-14s %-14s %8llu %9.3f %6.2f%%\n", sw, sw, s->site, s->fn, s->pattern,
+                (unsigned long long)s->calls, s->wait_ns * 1e-9, tot > 0 ? 100.0 * s->wait_ns * 1e-9 / tot : 0);
+        fprintf(f, "  %s; wait per rank s: %s / %.3f / %.3f (%d)\n", how, mn, s->wait_ns * 1e-9 / (double)nr,
                 s->wmax * 1e-9, s->wmax_r);
         shown++;
     }
@@ -283,8 +304,7 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     free(v);
     fprintf(f, "\n== top MPI-Stall call paths (samples)\n");
     write_top_paths(f, R, o->top);
-    fprintf(f, "\n== wait states per call site (measured from matched instances where rank.R.waits says so, "
-               "else the minimum-duration estimate)\n");
+    fprintf(f, "\n== wait states per call site: measured from matched instances, or the estimate\n");
     write_waits(f, R, o->top);
     fprintf(f, "\n== imbalance per call site: time in the call, max over ranks minus average\n");
     write_imbalance(f, R, o->top);
@@ -308,6 +328,8 @@ void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opt
     struct wp_report_opts s = *o;
     s.top = 5;
     write_top_paths(f, R, s.top);
+    /* Two sites of two lines each: with the cause, five stall paths and
+     * the line the runtime adds, the screen stays within 25 lines. */
     fprintf(f, "wait states:\n");
-    write_waits(f, R, 3);
+    write_waits(f, R, 2);
 }

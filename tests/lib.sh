@@ -163,6 +163,32 @@ wp_waits_matched() {
               print sum + 0 }' "$1"
 }
 
+# wp_waits_site FILE SITE FUNCTION PATTERN — one call site's figures in a
+# rank.R.waits file: the rows whose site is the function SITE (the site
+# column reads "SITE (file:line)", or "SITE < caller ..." with call paths)
+# and whose function and pattern columns match, printed as
+# "wait_s matched method ci_s" (wait and interval summed and in seconds,
+# matched summed, method the rows' common one, "mixed" if they differ).
+# Columns are found by name as in wp_waits_sum.  Fails with status 2 for the
+# format or a missing column, 3 when no row matches.
+wp_waits_site() {
+    awk -F '\t' -v site="$2" -v fn="$3" -v pat="$4" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["site"] || !col["function"] || !col["pattern"] || !col["wait_ns"] ||
+                      !col["matched"] || !col["method"] || !col["ci_ns"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat &&
+        (substr($col["site"], 1, length(site) + 2) == site " (" ||
+         substr($col["site"], 1, length(site) + 3) == site " < ") {
+            w += $col["wait_ns"]; m += $col["matched"]; ci += $col["ci_ns"]
+            how = rows++ && how != $col["method"] ? "mixed" : $col["method"] }
+        END { if (bad) exit bad
+              if (NR < 2) exit 2
+              if (!rows) exit 3
+              printf "%.6f %d %s %.6f\n", w / 1e9, m, how, ci / 1e9 }' "$1"
+}
+
 # wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state
 # estimate against the truth its program printed: every rank 0..NP-1 wrote
 # DIR/rank.R.waits whose first line is "# waitprof-waits 1"; STDOUT holds
@@ -263,6 +289,25 @@ wp_check_exact() {
     done <"$_xo.lines"
     wp_ge "$_xmax" "$_xmin" ||
         { cat "$_xo.stdout" >&2; wp_fail "$_xmode: the largest truth is $_xmax s, below $_xmin: the program did not inject its waits"; }
+}
+
+# wp_check_measured DIR STDOUT — for every "truth rank=R pattern=P
+# function=F wait=S" line in STDOUT, rank R's rows of F and P in
+# DIR/rank.R.waits say method measured (from matched instances, not the
+# minimum-duration estimate) and matched >= 1.  Run after wp_check_waits or
+# wp_check_waits_run (whose last run is $WP_TMP/waits-$WP_WAITS_N).
+wp_check_measured() {
+    grep '^truth rank=' "$2" >"$2.measured"
+    while read -r _ _mr _mp _mf _; do
+        _mr=${_mr#rank=} _mp=${_mp#pattern=} _mf=${_mf#function=}
+        _mm=$(wp_waits_method "$1/rank.$_mr.waits" "$_mf" "$_mp") ||
+            { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank.$_mr.waits: no method column, no $_mf $_mp row, or rows disagree"; }
+        [ "$_mm" = measured ] || { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank $_mr $_mf $_mp is '$_mm', not measured"; }
+        _mn=$(wp_waits_matched "$1/rank.$_mr.waits" "$_mf" "$_mp") ||
+            { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank.$_mr.waits: no matched column"; }
+        wp_ge "$_mn" 1 || { cat "$1/rank.$_mr.waits" >&2; wp_fail "rank $_mr $_mf $_mp measured from $_mn matched instances"; }
+        wp_note "rank $_mr $_mf $_mp measured, $_mn matched instances"
+    done <"$2.measured"
 }
 
 # wp_check_source SOURCE MODE NP TOL PATH [work] — run tests/mpi/ws_source

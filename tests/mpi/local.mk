@@ -62,13 +62,14 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
-	tests/mpi/t_stress.sh
+	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
 EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \
-	tests/mpi/ws_sendwait tests/mpi/ws_callpath tests/mpi/ws_exact tests/mpi/ws_chain
+	tests/mpi/ws_sendwait tests/mpi/ws_callpath tests/mpi/ws_exact tests/mpi/ws_chain tests/mpi/ws_sample \
+	tests/mpi/ws_threads tests/mpi/ws_comms
 tests_mpi_ws_callpath_SOURCES = tests/mpi/ws_callpath.c
 tests_mpi_ws_callpath_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_sendwait_SOURCES = tests/mpi/ws_sendwait.c
@@ -88,6 +89,17 @@ tests_mpi_ws_exact_CFLAGS = $(WP_TEST_CFLAGS)
 # Delay costs through a chain of waits (t_ws_chain.sh).
 tests_mpi_ws_chain_SOURCES = tests/mpi/ws_chain.c
 tests_mpi_ws_chain_CFLAGS = $(WP_TEST_CFLAGS)
+# Sampling error of matched instances (t_ws_sample.sh).
+tests_mpi_ws_sample_SOURCES = tests/mpi/ws_sample.c
+tests_mpi_ws_sample_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ws_sample_LDADD = -lm
+# Matched instances under MPI_THREAD_MULTIPLE (t_ws_threads.sh) and on
+# created communicators (t_ws_comms.sh).
+tests_mpi_ws_threads_SOURCES = tests/mpi/ws_threads.c
+tests_mpi_ws_threads_CFLAGS = $(WP_TEST_CFLAGS)
+tests_mpi_ws_threads_LDADD = -lpthread
+tests_mpi_ws_comms_SOURCES = tests/mpi/ws_comms.c
+tests_mpi_ws_comms_CFLAGS = $(WP_TEST_CFLAGS)
 
 # Stall sources (mpit/): Work/Stall from the runtime against injected truth.
 # On the PERUSE build ./quickstart check runs just these (WP_SRC_TESTS).

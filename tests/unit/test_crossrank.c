@@ -43,6 +43,8 @@ static char *get(const char *name)
 #define CALLS_HDR "# waitprof-calls 1\nfunction\tcalls\ttime_ns\tmin_ns\tmin_event\tmax_ns\tmax_event\tmax2_ns\tmax2_event\tbytes_sent\tbytes_recv\trequests_sent\trequests_recv\thistogram\n"
 #define WAITS_HDR "# waitprof-waits 1\nsite\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns\tearly_calls\tplain_wait_ns\n"
 
+#define WAITS_FULL_HDR "# waitprof-waits 1\nsite\tfunction\tpattern\tsize_class\trole\tcalls\ttime_ns\tmin_ns\tmax_ns\tmax2_ns\twait_ns\tearly_calls\tplain_wait_ns\tcompletes\tmethod\tmatched\tci_ns\n"
+
 /* Ranks 0, 1 and 3 (2 is not sampled).  Rank 3 computes; 0 and 1 wait in
  * f;MPI_Recv.  Histograms: ranks 0 and 3 peak at bin 41, rank 1 at bin 31. */
 static void make_run(void)
@@ -106,7 +108,8 @@ START_TEST(test_detail_block)
                                     "caused by rank 3:"));
     /* Wait states: 0.36 + 0.1 s; ranks without a row waited zero there. */
     ck_assert_ptr_nonnull(strstr(t, "late_sender           6     0.460"));
-    ck_assert_ptr_nonnull(strstr(t, "0 (others) / 0.153 / 0.360 (0)"));
+    /* Files of a version without the method column: the estimate. */
+    ck_assert_ptr_nonnull(strstr(t, "\n  estimated; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
     ck_assert_ptr_nonnull(strstr(t, "== problems with the input\nnone\n"));
     char *c = get("mpi_bytes_recv.csv");
     ck_assert_str_eq(c, "# waitprof-csv 1 mpi_bytes_recv.csv\nrank,MPI_Recv\n0,4000\n1,2000\n3,0\n");
@@ -114,6 +117,37 @@ START_TEST(test_detail_block)
     ck_assert_str_eq(c, "MPI-Stall;main;f;MPI_Recv 110\nMPI-Work;main;f;MPI_Recv 15\nNot-in-MPI;main;g 175\n");
     c = get("all.diff.folded");
     ck_assert_str_eq(c, "main;f;MPI_Recv 15 110\n");
+
+    /* How the wait was had, from the method and matched columns: rank 0
+     * measured 3 of its 4 calls, rank 1 kept the estimate, then both
+     * measured.  Every line of the table within 100 columns. */
+    put("rank.0.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t4\t400000000\t10000000\t200000000\t150000000"
+                                       "\t360000000\t0\t360000000\t-\tmeasured\t3\t1000\n");
+    put("rank.1.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t2\t300000000\t100000000\t250000000\t0"
+                                       "\t100000000\t0\t100000000\t-\testimated\t0\t0\n");
+    ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
+    t = get("report.txt");
+    ck_assert_ptr_nonnull(strstr(t, "\n  partly measured 3/6; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
+    put("rank.1.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t2\t300000000\t100000000\t250000000\t0"
+                                       "\t100000000\t0\t100000000\t-\tmeasured\t2\t0\n");
+    ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
+    t = get("report.txt");
+    ck_assert_ptr_nonnull(strstr(t, "\n  measured 5/6; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
+    /* The runtime stall source gave rank 0's waits, rank 1 estimated. */
+    put("rank.0.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t4\t400000000\t10000000\t200000000\t150000000"
+                                       "\t360000000\t0\t360000000\t-\tsource\t0\t0\n");
+    put("rank.1.waits", WAITS_FULL_HDR "f (a.c:3)\tMPI_Recv\tlate_sender\t4\tany\t2\t300000000\t100000000\t250000000\t0"
+                                       "\t100000000\t0\t100000000\t-\testimated\t0\t0\n");
+    ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
+    t = get("report.txt");
+    ck_assert_ptr_nonnull(strstr(t, "\n  partly source 4/6; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
+    const char *ws = strstr(t, "== wait states per call site");
+    ck_assert_ptr_nonnull(ws);
+    ws = strchr(ws, '\n') + 1;
+    for (const char *e = ws; *e && *e != '\n'; e = strchr(e, '\n') + 1) {
+        const char *nl = strchr(e, '\n');
+        ck_assert_msg(nl - e <= 100, "a wait-state line of %d columns", (int)(nl - e));
+    }
 
     /* Filters: ranks 1 and 3, stall only. */
     struct wp_report_opts f = {"1-3", 1, 10};
