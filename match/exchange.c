@@ -42,10 +42,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match/figures.h"
 #include "match/internal.h"
 #include "match/local.h"
 #include "match/match.h"
 #include "format/format.h"
+#include "state/clock.h"
 #include "state/functions.h"
 #include "state/log.h"
 
@@ -208,6 +210,8 @@ static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds)
     free(peer);
 }
 
+struct wp_match_fig wp_match_fig;
+
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 {
     static int done;
@@ -215,8 +219,10 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     if (!wp_match_on || done)
         return 0;
     done = 1;
+    uint64_t start = wp_clock_ns();
     /* The clocks' second offsets, so that drift is interpolated. */
     wp_match_clock_sync(wcomm, rank);
+    uint64_t synced = wp_clock_ns();
     /* 1. The collective batches still open, communicator by communicator
      *    in one order on every rank (blocking collectives in a common
      *    order cannot deadlock). */
@@ -265,5 +271,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         wp_match_cnt.unnumbered += inconsistent;
         pthread_mutex_unlock(&wp_match_mu);
     }
+    wp_match_fig = (struct wp_match_fig){.finalize_ns = wp_clock_ns() - start, .clock_ns = synced - start,
+                                         .held = wp_match_nrec, .received = nin};
     return 0;
 }
