@@ -27,15 +27,16 @@
 #    instructions of those steps alone.
 #
 # Sizes: BENCH_MS_STEPS (2000 stencil steps), BENCH_MS_RANKS ("2 4 8 16
-# 32"), BENCH_MS_P ("2 10 100 1000 10000 100000"), BENCH_MS_ITERS ("20000
-# 200000": halo-exchange iterations of the simulated rank; 200 000 fills
-# the 4 MiB buffer, so the rate is halved as in a long run).
+# 32"; empty skips the first part), BENCH_MS_P ("2 10 100 1000 10000
+# 100000"), BENCH_MS_ITERS ("20000 200000": halo-exchange iterations of the
+# simulated rank; 200 000 fills the 4 MiB buffer, so the rate is halved as
+# in a long run).
 set -eu
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-3}
 . "$BUILD/tests/env.sh"
 STEPS=${BENCH_MS_STEPS:-2000}
-RANKS=${BENCH_MS_RANKS:-2 4 8 16 32}
+RANKS=${BENCH_MS_RANKS-2 4 8 16 32}
 PS=${BENCH_MS_P:-2 10 100 1000 10000 100000}
 ITERS=${BENCH_MS_ITERS:-20000 200000}
 SIM=$BUILD/bench/match_sim
@@ -108,7 +109,7 @@ for it in $ITERS; do
                 valgrind --tool=callgrind --callgrind-out-file="$cgo" --collect-atstart=no \
                     --toggle-collect=wp_wtab_build --toggle-collect=wp_match_local --toggle-collect=wp_prop_sort \
                     --toggle-collect=wp_prop_out --toggle-collect=wp_prop_in --toggle-collect=wp_prop_open \
-                    --toggle-collect=wp_prop_direct "$SIM" "$p" "$it" "$nb" 8 1 >/dev/null 2>"$cgo.log"
+                    --toggle-collect=wp_prop_direct "$SIM" "$p" "$it" "$nb" 16 8 1 >/dev/null 2>"$cgo.log"
                 ipr=$(sed -n 's/^summary: //p' "$cgo" | awk -v n="$(f records)" '{ printf "%.0f", $1 / n }')
             fi
             printf '| %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s (%s) | %s |\n' "$p" "$nb" "$it" \
