@@ -4,3 +4,13 @@
 noinst_PROGRAMS += bench/reduce_sim
 bench_reduce_sim_SOURCES = bench/reduce_sim.c fallback/wsreduce.c fallback/wsreduce.h
 bench_reduce_sim_CFLAGS = $(AM_CFLAGS) -O2
+
+# The rank-local work of matching at MPI_Finalize for one rank of a P-rank
+# halo exchange, through the library's own matching code without MPI
+# (bench/match_sim.c; bench/match_scale.sh runs it).  Built with the
+# library's compiler (the MPI wrapper: match/ includes mpi.h); not a test.
+noinst_PROGRAMS += bench/match_sim
+bench_match_sim_SOURCES = bench/match_sim.c match/local.c match/local.h match/measured.c match/measured.h \
+	match/clock.c match/clock.h match/internal.h match/types.h state/clock.c state/clock.h
+bench_match_sim_CFLAGS = $(AM_CFLAGS) -O2
+bench_match_sim_LDADD = -lpthread -lm

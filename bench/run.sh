@@ -38,7 +38,9 @@
 # per-round ratios (configuration / none of the same round).
 #
 # Benchmarks: wrapper_cost (MPI_Iprobe loop), pingpong, workload (the
-# run-time dilation, one run against another) and, when named in
+# run-time dilation, one run against another), coll_cost (MPI_Barrier and
+# 8-byte MPI_Allreduce loops, in-run against PMPI, when named in
+# BENCH_ONLY) and, when named in
 # BENCH_ONLY, inrun: the workload with waitprof's cost measured inside each
 # run (bench/workload.c's block mode: blocks with the MPI calls through
 # waitprof and sampling on alternate with blocks that call the PMPI names
@@ -47,7 +49,8 @@
 #
 # Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
 # BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000),
-# BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps);
+# BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps),
+# BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
 # skips the instruction counts and the two machine probes (cold_cache.c,
@@ -77,6 +80,8 @@ INRUN_ITERS=${BENCH_INRUN_ITERS:-40000}
 INRUN_BLOCK=${BENCH_INRUN_BLOCK:-50}
 CONFIGS=${BENCH_CONFIGS:-none hz1 hz100 hz1000}
 SPLIT=${BENCH_PP_SPLIT_US:-0.35}
+COLL_CALLS=${BENCH_COLL_CALLS:-2000}
+COLL_REPEATS=${BENCH_COLL_REPEATS:-101}
 
 OUT="$BUILD/bench-out"
 BIN="$OUT/bin"
@@ -85,7 +90,7 @@ mkdir -p "$BIN" "$RES"
 RAW="$RES/raw.tsv"
 printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
 
-for p in wrapper_cost pingpong workload; do
+for p in wrapper_cost pingpong workload coll_cost; do
     $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c" -lm
 done
 case " $CONFIGS " in
@@ -180,12 +185,27 @@ run() {
             $1 == "samples" { samples += $2 }
             $1 == "duration_ns" { dur += $2 }
             $1 == "handler_ns_median" && $2 > med { med = $2 }
+            $1 == "match_records" { mrec += $2; mranks++ }
+            $1 == "match_held" && $2 > mheld { mheld = $2 }
+            $1 == "match_finalize_ns" && $2 > mfin { mfin = $2 }
+            $1 == "match_rate" && $2 > mrate { mrate = $2 }
             END {
                 printf "%s\t%s\t%s\tsamples\t%d\n", r, b, c, samples
                 printf "%s\t%s\t%s\thandler_calls\t%d\n", r, b, c, calls
                 if (calls > 0) printf "%s\t%s\t%s\thandler_mean_ns\t%.0f\n", r, b, c, ns / calls
                 if (calls > 0) printf "%s\t%s\t%s\thandler_median_ns\t%d\n", r, b, c, med
                 if (dur > 0) printf "%s\t%s\t%s\thandler_share_pct\t%.4f\n", r, b, c, 100 * ns / dur
+                # Matched instances: records per second per rank (all
+                # ranks records over all ranks profiled time), the most
+                # point-to-point records a rank held at MPI_Finalize, the
+                # longest finalize matching and the rate at the end.
+                if (mranks > 0 && dur > 0) {
+                    printf "%s\t%s\t%s\tmatch_rec_per_s\t%.1f\n", r, b, c, mrec / (dur / 1e9)
+                    printf "%s\t%s\t%s\tmatch_records\t%d\n", r, b, c, mrec / mranks
+                    printf "%s\t%s\t%s\tmatch_held\t%d\n", r, b, c, mheld
+                    printf "%s\t%s\t%s\tmatch_finalize_ms\t%.3f\n", r, b, c, mfin / 1e6
+                    printf "%s\t%s\t%s\tmatch_rate\t%d\n", r, b, c, mrate
+                }
             }' >>"$RAW"
         # The profile is not needed for the figures; keep the meta files only.
         find "$wpdir" -type f ! -name '*.meta' -delete ;;
@@ -209,6 +229,11 @@ run() {
     workload)
         record "$r" "$b" "$c" seconds "$(echo "$line" | field seconds)"
         record "$r" "$b" "$c" residual "$(echo "$line" | field residual)" ;;
+    coll_cost)
+        for k in barrier_us barrier_pmpi_us barrier_ratio barrier_added_ns allreduce_us allreduce_pmpi_us \
+            allreduce_ratio allreduce_added_ns; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done ;;
     inrun)
         for k in pairs ratio_median ratio_sum median_se; do
             record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
@@ -250,6 +275,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             wrapper_cost) run "$r" $b "$c" 1 "$BIN/wrapper_cost" "$CALLS" 9 ;;
             pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
+            coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
             esac
@@ -357,6 +383,11 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "
 fi
 
 echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); uptime:$(uptime)" | tee -a "$RES/env.txt" >&2
+
+# The size of a point-to-point record, as the library was built
+# (bench/match_sim prints sizeof(struct wp_mrec)).
+RECBYTES=$("$BUILD/bench/match_sim" 2 1 2>/dev/null | field rec_bytes) || true
+RECBYTES=${RECBYTES:-96}
 
 # --- tables -------------------------------------------------------------------
 
@@ -491,6 +522,42 @@ med() { values "$1" "$2" "$3" | median; }
                 "$(fmt '%.4f' "$(med inrun "$c" ratio_sum)")" "$(values inrun "$c" ratio_median | tr '\n' ' ' | sed 's/ $//')"
         done ;;
     esac
+    case " $ONLY " in
+    *" coll_cost "*)
+        echo
+        echo "Collective calls, 2 ranks ($COLL_CALLS calls x $COLL_REPEATS repeats of each, the slowest rank's time per call); 'in-run' is the median over repeats of MPI_ over PMPI_ (on a duplicate of MPI_COMM_WORLD that waitprof never saw) timed alternately in the same process, and of MPI_ - PMPI_ per call; medians over rounds, then each round's added ns:"
+        echo
+        echo "| configuration | MPI_Barrier µs | PMPI µs | in-run ratio | added ns | per round | 8 B MPI_Allreduce µs | PMPI µs | in-run ratio | added ns | per round |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|"
+        for c in $CONFIGS; do
+            row="| $c"
+            for k in barrier allreduce; do
+                row="$row | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_us)") | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_pmpi_us)")"
+                row="$row | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_ratio)") | $(fmt '%+.1f' "$(med coll_cost "$c" ${k}_added_ns)")"
+                row="$row | $(values coll_cost "$c" ${k}_added_ns | awk '{ printf "%s%+.0f", (NR > 1 ? " " : ""), $1 }')"
+            done
+            echo "$row |"
+        done ;;
+    esac
+    # Matched instances, from the meta files of the configurations that
+    # match (all profiled ones but match0-*).
+    if awk -F'\t' 'NR > 1 && $4 == "match_records" { f = 1 } END { exit !f }' "$RAW"; then
+        echo
+        echo "Matched instances (WAITPROF_MATCH default unless the configuration says otherwise), from rank.R.meta: records per second per rank (point-to-point and collective records over the ranks' profiled time, match_records / duration_ns), records per rank, the most point-to-point records a rank held at MPI_Finalize (match_held) and their bytes at $RECBYTES B per record, the longest matching at MPI_Finalize over the ranks (match_finalize_ns), the rate at the end (match_rate: one in N); medians over rounds:"
+        echo
+        echo "| benchmark | configuration | records/s per rank | records per rank | held at MPI_Finalize | bytes held | finalize matching ms | rate at the end |"
+        echo "|---|---|---|---|---|---|---|---|"
+        for b in $ONLY; do
+            for c in $CONFIGS; do
+                h=$(med $b "$c" match_held)
+                [ "$h" = - ] && continue
+                printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$b" "$c" "$(fmt '%.0f' "$(med $b "$c" match_rec_per_s)")" \
+                    "$(fmt '%.0f' "$(med $b "$c" match_records)")" "$(fmt '%.0f' "$h")" \
+                    "$(awk -v h="$h" -v s="$RECBYTES" 'BEGIN { printf "%.0f", h * s }')" \
+                    "$(fmt '%.2f' "$(med $b "$c" match_finalize_ms)")" "$(fmt '%.0f' "$(med $b "$c" match_rate)")"
+            done
+        done
+    fi
     echo
     echo "Handler cost per sample, from rank.R.meta (mean = handler_ns_total / handler_calls over all ranks; median = the larger rank's handler_ns_median, the middle of an eighth-octave bin, within about 6 % (quarter-octave, 12 %, for libraries from 28fa86c to 9b4edf9)), medians over the rounds that had samples:"
     echo

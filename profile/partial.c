@@ -15,6 +15,7 @@
 #include "mpit/source.h"
 #include "state/run.h"
 #include "profile/partial.h"
+#include "match/figures.h"
 #include "match/match.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
@@ -343,6 +344,17 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         wp_kv(&o, wp_meta_key(WP_MK_match_dropped), wp_match_cnt.dropped);
         wp_kv(&o, wp_meta_key(WP_MK_match_unnumbered), wp_match_cnt.unnumbered);
         wp_kv(&o, wp_meta_key(WP_MK_match_rounds), wp_match_cnt.rounds);
+        /* Instances recorded during the run (point-to-point and
+         * collective), and what the finalize step held, received and took
+         * (match/figures.h); the latter only once it has run, so that a
+         * partial profile does not claim a step that never happened. */
+        wp_kv(&o, wp_meta_key(WP_MK_match_records), wp_match_cnt.p2p_records + wp_match_cnt.coll_records);
+        if (wp_match_fig.finalize_ns) {
+            wp_kv(&o, wp_meta_key(WP_MK_match_held), wp_match_fig.held);
+            wp_kv(&o, wp_meta_key(WP_MK_match_received), wp_match_fig.received);
+            wp_kv(&o, wp_meta_key(WP_MK_match_finalize_ns), wp_match_fig.finalize_ns);
+            wp_kv(&o, wp_meta_key(WP_MK_match_clock_ns), wp_match_fig.clock_ns);
+        }
         double o1, o2, err;
         int syncs;
         wp_match_clock_offsets(&o1, &o2, &err, &syncs);

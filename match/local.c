@@ -1,0 +1,317 @@
+/* match/local.c — the rank-local steps of matching at MPI_Finalize (see
+ * match/local.h; the wait definitions and the propagation are described at
+ * the top of match/exchange.c, which calls these between its messages).
+ * Nothing here calls MPI or depends on the number of ranks: the work is
+ * proportional to this rank's records and to what its partners sent it,
+ * which is what bench/match_sim.c measures. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "match/clock.h"
+#include "match/local.h"
+#include "state/clock.h"
+
+struct wp_mwire wp_mwire_of(const struct wp_mrec *r)
+{
+    return (struct wp_mwire){r->chan,
+                             r->k,
+                             wp_match_ref_ns(r->side ? r->post : r->t0),
+                             wp_match_ref_ns(r->t0),
+                             wp_match_ref_ns(r->t1),
+                             r->cause,
+                             r->side,
+                             r->lr};
+}
+
+/* --- the partners' records -------------------------------------------------------------- */
+
+static size_t wp_wkey(uint64_t chan, uint64_t k, uint32_t side)
+{
+    return (size_t)wp_mix64(chan ^ wp_mix64(k * 2 + side));
+}
+
+void wp_wtab_build(struct wp_wtab *t, const struct wp_mwire *in, size_t nin)
+{
+    *t = (struct wp_wtab){in, NULL, 0};
+    size_t slots = 16;
+    while (slots < 2 * nin)
+        slots <<= 1;
+    if (in && nin && (t->slot = calloc(slots, sizeof *t->slot)) != NULL) {
+        t->mask = slots - 1;
+        for (size_t i = 0; i < nin; i++) {
+            size_t s = wp_wkey(in[i].chan, in[i].k, in[i].side) & t->mask;
+            while (t->slot[s])
+                s = (s + 1) & t->mask;
+            t->slot[s] = (uint32_t)(i + 1);
+        }
+    }
+}
+
+void wp_wtab_free(struct wp_wtab *t)
+{
+    free(t->slot);
+    t->slot = NULL;
+}
+
+const struct wp_mwire *wp_wfind(const struct wp_wtab *t, uint64_t chan, uint64_t k, uint32_t side)
+{
+    if (t->slot == NULL)
+        return NULL;
+    for (size_t i = wp_wkey(chan, k, side) & t->mask;; i = (i + 1) & t->mask) {
+        uint32_t s = t->slot[i];
+        if (s == 0)
+            return NULL;
+        const struct wp_mwire *w = &t->v[s - 1];
+        if (w->chan == chan && w->k == k && w->side == side)
+            return w;
+    }
+}
+
+/* --- the waits' receive records --------------------------------------------------------- */
+
+static void wp_itab_put(struct wp_itab *t, uint64_t chan, uint64_t k, long inst)
+{
+    size_t i = wp_wkey(chan, k, 1) & t->mask;
+    while (t->chan[i] && !(t->chan[i] == chan && t->k[i] == k))
+        i = (i + 1) & t->mask;
+    t->chan[i] = chan, t->k[i] = k, t->inst[i] = inst;
+}
+
+static long wp_itab_get(const struct wp_itab *t, uint64_t chan, uint64_t k)
+{
+    if (t->chan == NULL || chan == 0)
+        return -1;
+    for (size_t i = wp_wkey(chan, k, 1) & t->mask; t->chan[i]; i = (i + 1) & t->mask)
+        if (t->chan[i] == chan && t->k[i] == k)
+            return t->inst[i];
+    return -1;
+}
+
+/* --- matching ------------------------------------------------------------------------- */
+
+/* A send's predecessor, as its record names it (wp_mprev). */
+struct wp_pkey {
+    uint64_t chan, k;
+};
+
+void wp_match_local(const struct wp_mrec *recs, size_t nrec, const struct wp_wtab *tab, struct wp_mlocal *m)
+{
+    memset(m, 0, sizeof *m);
+    /* The Late Sender waits, resolved by the propagation; the sends whose
+     * receivers waited, which tell them how late their predecessor made
+     * them. */
+    size_t nw = 0, nps = 0;
+    struct wp_winst *wi = malloc((nrec ? nrec : 1) * sizeof *wi);
+    struct wp_psend *ps = malloc((nrec ? nrec : 1) * sizeof *ps);
+    m->nomem = wi == NULL || ps == NULL;
+    /* pred (channel, number) of each psend, resolved to a wp_winst once
+     * all are known. */
+    struct wp_pkey *pk = malloc((nrec ? nrec : 1) * sizeof *pk);
+    for (size_t i = 0; i < nrec;) {
+        const struct wp_mrec *r = &recs[i];
+        /* A run of records of one completion call is one instance. */
+        size_t j = i + 1;
+        if (r->call)
+            while (j < nrec && recs[j].call == r->call)
+                j++;
+        int matched = 0, cause_peer = -1;
+        uint64_t wait = 0, dur_all = 0, cause = 0, wchan = 0, wk = 0;
+        for (size_t q = i; q < j; q++) {
+            const struct wp_mrec *x = &recs[q];
+            const struct wp_mwire *w = wp_wfind(tab, x->chan, x->k, x->side ? 0 : 1);
+            if (w == NULL)
+                continue;
+            /* The wait this rank's call made the partner take: its own
+             * computation before the call is then a cause. */
+            double p0 = w->t0, p1 = w->t1, mine = wp_match_ref_ns(x->side ? x->post : x->t0);
+            if (x->side == 0 ? mine > p0 : (w->lr && p1 >= mine && mine > p0))
+                wp_cause_used(x->cause);
+            if (x->side == 0 && mine > p0 && ps && pk && wi) {
+                ps[nps] = (struct wp_psend){x->chan, x->k, x->peer, 0, -1};
+                pk[nps++] = (struct wp_pkey){x->pchan, x->pk};
+            }
+            if (x->side == 0 && !x->lr)
+                continue;
+            double t0 = wp_match_ref_ns(x->t0), t1 = wp_match_ref_ns(x->t1);
+            uint64_t dur = wp_ticks_duration_ns(x->t1 > x->t0 ? x->t1 - x->t0 : 0), one;
+            if (x->side) {
+                /* A message sent after its receive returned was not that
+                 * receive's: the numbering of the channel went wrong (a
+                 * wildcard receive that could not be numbered).  The
+                 * clocks' alignment errs by up to half a round trip of its
+                 * ping-pong (tens of microseconds on a loaded node), so
+                 * only a gap beyond 1 ms counts; a smaller one is a late
+                 * sender whose message came as the receive ended. */
+                if (w->t > t1 + 1e6) {
+                    m->inconsistent++;
+                    continue;
+                }
+                one = wp_match_clip(w->t - t0, dur);
+            } else {
+                one = t1 >= w->t ? wp_match_clip(w->t - t0, dur) : 0;
+            }
+            matched = 1;
+            if (one > wait) {
+                wait = one;
+                cause = w->cause;
+                cause_peer = x->peer;
+                wchan = x->chan, wk = x->k;
+            }
+            if (dur > dur_all)
+                dur_all = dur;
+        }
+        if (r->side == 0 && !r->lr) {
+            i = j;
+            continue;
+        }
+        wp_measured_add(&r->cat, r->first, matched, wait, dur_all);
+        if (wait > 0 && cause_peer >= 0) {
+            if (r->side && wi && ps)
+                wi[nw++] = (struct wp_winst){.chan = wchan, .k = wk, .cat = r->cat, .wait = (double)wait,
+                                             .delayer = cause_peer, .cause = cause, .first = i, .last = j};
+            else
+                wp_cause_add(&r->cat, r->side ? WP_PAT_LATE_SENDER : WP_PAT_LATE_RECEIVER, cause_peer, cause,
+                             wait, 0);
+        }
+        i = j;
+    }
+
+    /* Every receive record of a wait stands for it: a send names its
+     * predecessor by any of them. */
+    struct wp_itab it = {0};
+    size_t islots = 16;
+    while (islots < 2 * nrec)
+        islots <<= 1;
+    it.chan = calloc(islots, sizeof *it.chan);
+    it.k = malloc(islots * sizeof *it.k);
+    it.inst = malloc(islots * sizeof *it.inst);
+    if (it.chan && it.k && it.inst) {
+        it.mask = islots - 1;
+        for (size_t i = 0; i < nw; i++)
+            for (size_t q = wi[i].first; q < wi[i].last; q++)
+                wp_itab_put(&it, recs[q].chan, recs[q].k, (long)i);
+    } else {
+        free(it.chan);
+        it.chan = NULL;
+    }
+    for (size_t i = 0; i < nps; i++)
+        ps[i].pred = wp_itab_get(&it, pk[i].chan, pk[i].k);
+    free(pk);
+    m->wi = wi, m->nw = nw, m->ps = ps, m->nps = nps, m->it = it;
+}
+
+void wp_mlocal_free(struct wp_mlocal *m)
+{
+    free(m->it.chan);
+    free(m->it.k);
+    free(m->it.inst);
+    free(m->wi);
+    free(m->ps);
+    memset(m, 0, sizeof *m);
+}
+
+/* --- propagation ------------------------------------------------------------------------ */
+
+static int wp_term_cmp(const void *a, const void *b)
+{
+    const struct wp_term *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* Counted as causes, and kept (the largest WP_TERMS, scaled back to the
+ * whole wait) for the waits it propagates to. */
+void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint32_t np)
+{
+    double prop = pwait < w->wait ? pwait : w->wait;
+    if (!(prop > 0) || np == 0)
+        prop = 0;
+    struct wp_term all[WP_TERMS + 1];
+    int n = 0;
+    all[n++] = (struct wp_term){w->delayer, 0, w->cause, w->wait - prop};
+    double psum = 0;
+    for (uint32_t i = 0; i < np && i < WP_TERMS; i++)
+        psum += p[i].ns;
+    for (uint32_t i = 0; prop > 0 && psum > 0 && i < np && i < WP_TERMS; i++) {
+        double part = prop * p[i].ns / psum;
+        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part + 0.5), 1);
+        int j = 0;
+        while (j < n && !(all[j].rank == p[i].rank && all[j].cause == p[i].cause))
+            j++;
+        if (j == n)
+            all[n++] = (struct wp_term){p[i].rank, 0, p[i].cause, 0};
+        all[j].ns += part;
+    }
+    if (w->wait - prop > 0)
+        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, w->delayer, w->cause, (uint64_t)(w->wait - prop + 0.5), 0);
+    qsort(all, (size_t)n, sizeof *all, wp_term_cmp);
+    w->nt = n < WP_TERMS ? n : WP_TERMS;
+    double kept = 0;
+    for (int i = 0; i < w->nt; i++)
+        kept += all[i].ns;
+    for (int i = 0; i < w->nt; i++) {
+        w->t[i] = all[i];
+        w->t[i].ns = kept > 0 ? all[i].ns * w->wait / kept : 0;
+    }
+    w->resolved = 1;
+}
+
+static int wp_psend_by_peer(const void *a, const void *b)
+{
+    const struct wp_psend *x = a, *y = b;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+void wp_prop_sort(struct wp_mlocal *m)
+{
+    qsort(m->ps, m->nps, sizeof *m->ps, wp_psend_by_peer);
+}
+
+size_t wp_prop_out(struct wp_mlocal *m, struct wp_pwire *out, int *peer)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nps; i++) {
+        struct wp_psend *s = &m->ps[i];
+        if (s->sent || (s->pred >= 0 && !m->wi[s->pred].resolved))
+            continue;
+        struct wp_pwire *x = &out[n];
+        memset(x, 0, sizeof *x);
+        x->chan = s->chan, x->k = s->k;
+        if (s->pred >= 0) {
+            const struct wp_winst *p = &m->wi[s->pred];
+            x->wait = p->wait;
+            x->nt = (uint32_t)p->nt;
+            memcpy(x->t, p->t, sizeof x->t);
+        }
+        peer[n++] = s->peer;
+        s->sent = 1;
+    }
+    return n;
+}
+
+void wp_prop_in(struct wp_mlocal *m, const struct wp_pwire *in, size_t nin)
+{
+    for (size_t i = 0; i < nin; i++) {
+        long j = wp_itab_get(&m->it, in[i].chan, in[i].k);
+        struct wp_winst *w = j >= 0 ? &m->wi[j] : NULL;
+        if (w && !w->resolved && w->chan == in[i].chan && w->k == in[i].k)
+            wp_resolve(w, in[i].wait, in[i].t, in[i].nt < WP_TERMS ? in[i].nt : WP_TERMS);
+    }
+}
+
+long long wp_prop_open(const struct wp_mlocal *m)
+{
+    long long open = 0;
+    for (size_t i = 0; i < m->nps; i++)
+        open += !m->ps[i].sent;
+    for (size_t i = 0; i < m->nw; i++)
+        open += !m->wi[i].resolved;
+    return open;
+}
+
+void wp_prop_direct(struct wp_mlocal *m)
+{
+    for (size_t i = 0; i < m->nw; i++)
+        if (!m->wi[i].resolved)
+            wp_resolve(&m->wi[i], 0, NULL, 0);
+}
