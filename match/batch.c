@@ -49,6 +49,7 @@ struct wp_nbc {
     uint32_t lead;     /* completed: the group leader's slot plus one */
     int kind;          /* the role byte of the completion categories its pattern applies to */
     uint8_t first;     /* in the always-chosen stratum */
+    uint64_t blk;      /* its block of numbers (WP_MATCH_BLOCK_LOG2) */
     /* The reduction's part. */
     uint8_t ok;        /* the reduction succeeded */
     int pattern;
@@ -73,7 +74,7 @@ static uint32_t nbc_hint;
  * (wp_measured_add and wp_cause_add take it). */
 struct wp_nbc_out {
     struct wp_mcat cat;
-    uint64_t wait, dur, cause;
+    uint64_t wait, dur, cause, blk;
     int first, matched, pattern, delayer;
 };
 
@@ -104,7 +105,8 @@ static int wp_nbc_resolve(uint32_t i, struct wp_nbc_out *out)
         nbcs[i].state = 0;
     if (--l->left)
         return 0;
-    *out = (struct wp_nbc_out){.cat = l->cat, .wait = l->wait, .cause = l->gcause, .first = l->first_all,
+    *out = (struct wp_nbc_out){.cat = l->cat, .wait = l->wait, .cause = l->gcause, .blk = l->blk,
+                               .first = l->first_all,
                                .matched = l->matched, .pattern = l->gpattern, .delayer = l->gdelayer,
                                .dur = wp_ticks_duration_ns(l->c1 > l->c0 ? l->c1 - l->c0 : 0)};
     /* A test waited for nothing; a call that also completed requests of
@@ -121,7 +123,7 @@ static void wp_nbc_emit(const struct wp_nbc_out *o, int n)
     for (int i = 0; i < n; i++) {
         if (o[i].cat.site == 0)
             continue;
-        wp_measured_add(&o[i].cat, o[i].first, o[i].matched, o[i].matched ? o[i].wait : 0, o[i].dur);
+        wp_measured_add(&o[i].cat, o[i].first, o[i].blk, o[i].matched, o[i].matched ? o[i].wait : 0, o[i].dur);
         if (o[i].matched && o[i].wait > 0 && o[i].delayer >= 0)
             wp_cause_add(&o[i].cat, o[i].pattern, o[i].delayer, o[i].cause, o[i].wait, 0);
     }
@@ -143,7 +145,8 @@ uint32_t wp_match_icoll_record(struct wp_mcomm *mc, uint64_t k, int cls, int roo
     for (uint32_t p = 0; p < WP_NBC_SLOTS; p++) {
         uint32_t i = (nbc_hint + p) % WP_NBC_SLOTS;
         if (nbcs[i].state == 0) {
-            nbcs[i] = (struct wp_nbc){.state = WP_NBC_USED, .kind = kind, .first = (uint8_t)wp_match_first(k)};
+            nbcs[i] = (struct wp_nbc){.state = WP_NBC_USED, .kind = kind, .first = (uint8_t)wp_match_first(k),
+                                        .blk = k >> WP_MATCH_BLOCK_LOG2};
             nbc_hint = i + 1;
             slot = i + 1;
             break;
@@ -286,7 +289,7 @@ void wp_match_flush(struct wp_mcomm *mc)
         pthread_mutex_unlock(&out_mu);
         for (uint32_t i = 0; i < n; i++)
             if (!b->e[i].nb)
-                wp_measured_add(&b->e[i].cat, wp_match_first(b->e[i].k), 0, 0, 0);
+                wp_measured_add(&b->e[i].cat, wp_match_first(b->e[i].k), b->e[i].k >> WP_MATCH_BLOCK_LOG2, 0, 0, 0);
         return;
     }
     /* Who delayed each instance: the last to enter (NxN, barrier), the
@@ -343,7 +346,7 @@ void wp_match_flush(struct wp_mcomm *mc)
         double own = b->in[3 * i].v;
         uint64_t dur = wp_ticks_duration_ns(e->t1 - e->t0);
         uint64_t wait = ref[i] > -DBL_MAX ? wp_match_clip(ref[i] - own, dur) : 0;
-        wp_measured_add(&e->cat, wp_match_first(e->k), 1, wait, dur);
+        wp_measured_add(&e->cat, wp_match_first(e->k), e->k >> WP_MATCH_BLOCK_LOG2, 1, wait, dur);
         if (wait > 0 && delayer[i] != mc->rank)
             wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i], wait, 0);
     }

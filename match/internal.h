@@ -92,7 +92,10 @@ static inline uint64_t wp_match_clip(double w, uint64_t dur)
 }
 
 /* Add one matched (or, with matched 0, unmatched) instance of a category;
- * wait_ns is its wait, dur_ns its duration.  Takes wp_match_mu. */
-void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns, uint64_t dur_ns);
+ * blk is its block of numbers (k >> WP_MATCH_BLOCK_LOG2: the unit the
+ * hashed choice takes or leaves whole), wait_ns its wait, dur_ns its
+ * duration.  Takes wp_match_mu. */
+void wp_measured_add(const struct wp_mcat *c, int first, uint64_t blk, int matched, uint64_t wait_ns,
+                     uint64_t dur_ns);
 
 #endif

@@ -165,7 +165,7 @@ void wp_match_local(const struct wp_mrec *recs, size_t nrec, const struct wp_wta
             i = j;
             continue;
         }
-        wp_measured_add(&r->cat, r->first, matched, wait, dur_all);
+        wp_measured_add(&r->cat, r->first, r->k >> WP_MATCH_BLOCK_LOG2, matched, wait, dur_all);
         if (wait > 0 && cause_peer >= 0) {
             if (r->side && wi && ps)
                 wi[nw++] = (struct wp_winst){.chan = wchan, .k = wk, .cat = r->cat, .wait = (double)wait,

@@ -9,7 +9,15 @@
  *     W = first_w * first_n / first_m + (calls - first_n) * samp_w / samp_m,
  * the second term's mean taken from the first stratum when no sampled
  * instance matched.  Its 95 % interval is the sampled term's standard
- * error times 1.96, with the finite-population correction. */
+ * error times 1.96, with the finite-population correction.  The sampled
+ * term is a ratio estimate from a cluster sample: the hash chooses blocks
+ * of numbers, each block's instances together, so the blocks are the
+ * draws, with y_i a block's matched wait and m_i its matched instances,
+ * R = sum y / sum m and
+ *     Var(R) = (1 - f) * sum (y_i - R m_i)^2 / ((n - 1) * n * mean(m)^2)
+ * over the n blocks (Cochran, ratio estimation in cluster sampling).
+ * Waits that are alike within a block, as in a program that repeats one
+ * pattern, make the interval wider than a count of instances would. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -89,7 +97,47 @@ uint64_t wp_match_tail_ns(int fn, int sclass, int role)
     return t && t->n ? t->sum_ns / t->n : UINT64_MAX;
 }
 
-void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t wait_ns, uint64_t dur_ns)
+/* Fold an open block into its category's sums. */
+static void wp_mblock_close(struct wp_measured *m, struct wp_mblock *b)
+{
+    double y = (double)b->y_ns * 1e-9, mm = (double)b->m;
+    if (b->m) {
+        m->cl_n++;
+        m->cl_y2 += y * y;
+        m->cl_ym += y * mm;
+        m->cl_m2 += mm * mm;
+    }
+    b->used = 0;
+}
+
+/* A sampled instance of block blk: into its open block, opening one (and
+ * closing the lowest open block when all are taken) if needed. */
+static void wp_mblock_add(struct wp_measured *m, uint64_t blk, int matched, uint64_t wait_ns)
+{
+    struct wp_mblock *b = NULL, *low = &m->open[0];
+    for (int i = 0; i < WP_MEAS_OPEN; i++) {
+        struct wp_mblock *o = &m->open[i];
+        if (o->used && o->blk == blk) {
+            b = o;
+            break;
+        }
+        if (!o->used || (low->used && o->blk < low->blk))
+            low = o;
+    }
+    if (b == NULL) {
+        if (low->used)
+            wp_mblock_close(m, low);
+        b = low;
+        *b = (struct wp_mblock){.blk = blk, .used = 1};
+    }
+    if (matched) {
+        b->m++;
+        b->y_ns += wait_ns;
+    }
+}
+
+void wp_measured_add(const struct wp_mcat *c, int first, uint64_t blk, int matched, uint64_t wait_ns,
+                     uint64_t dur_ns)
 {
     if (c->site == 0)
         return;
@@ -112,7 +160,7 @@ void wp_measured_add(const struct wp_mcat *c, int first, int matched, uint64_t w
         m->samp_n++;
         m->samp_m += matched != 0;
         m->samp_w += matched ? wait_ns : 0;
-        m->samp_w2 += matched ? (double)wait_ns * (double)wait_ns : 0;
+        wp_mblock_add(m, blk, matched, wait_ns);
     }
     if (matched)
         wp_match_cnt.matched++;
@@ -140,13 +188,17 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
     /* What each matched wait stands for: its causes are scaled alike. */
     double sum = (double)(m->first_w + m->samp_w);
     m->scale = sum > 0 ? w / sum : 1;
-    if (m->samp_m >= 2 && rest > (double)m->samp_m) {
-        double n = (double)m->samp_m;
-        double var = (m->samp_w2 - n * samp_mean * samp_mean) / (n - 1);
-        if (var < 0)
-            var = 0;
-        double se = rest * sqrt(var / n) * sqrt(1 - n / rest);
-        *ci_ns = (uint64_t)(1.96 * se + 0.5);
+    for (int i = 0; i < WP_MEAS_OPEN; i++)
+        if (m->open[i].used)
+            wp_mblock_close(m, &m->open[i]);
+    if (m->cl_n >= 2 && rest > (double)m->samp_m) {
+        double n = (double)m->cl_n, r = samp_mean * 1e-9, mbar = (double)m->samp_m / n;
+        double ss = m->cl_y2 - 2 * r * m->cl_ym + r * r * m->cl_m2; /* sum (y_i - R m_i)^2 */
+        if (ss < 0)
+            ss = 0;
+        double f = (double)m->samp_m / rest;
+        double var_r = (f < 1 ? 1 - f : 0) * ss / ((n - 1) * n * mbar * mbar); /* s^2 */
+        *ci_ns = (uint64_t)(1.96 * rest * sqrt(var_r) * 1e9 + 0.5);
     }
     return (int64_t)(w + 0.5);
 }

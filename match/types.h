@@ -90,7 +90,20 @@ struct wp_measured {
      * and for the sampled stratum the sum of squared waits (s^2). */
     uint64_t first_n, first_m, first_w;
     uint64_t samp_n, samp_m, samp_w;
-    double samp_w2;
+    /* The sampled stratum by block: the choice takes or leaves a block of
+     * numbers whole, on every channel at once, so a block's instances are
+     * one draw (a cluster), and the interval comes from the blocks' sums:
+     * their number, and the sums of y^2, y*m and m^2 over blocks, y a
+     * block's matched wait (s) and m its matched instances.  Blocks still
+     * being filled wait in open[] (instances of a block arrive close
+     * together, but interleaved with other blocks of other channels). */
+    uint64_t cl_n;
+    double cl_y2, cl_ym, cl_m2;
+#define WP_MEAS_OPEN 4
+    struct wp_mblock {
+        uint64_t blk, y_ns;
+        uint32_t m, used;
+    } open[WP_MEAS_OPEN];
     double scale; /* wp_match_wait's figure over the matched waits' sum */
 };
 

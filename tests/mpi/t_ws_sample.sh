@@ -38,6 +38,17 @@
 #      CPUs, and failed its first);
 #    - the scaled wait lies within that stated interval of the truth, plus
 #      the 2 ms + 1 % step 1 allows the timestamps.
+# 3. One in 64 again, with the delay drawn once for 4 consecutive messages
+#    (ws_sample's RUN 4), so that the waits of a block of four, which the
+#    hash takes or leaves whole, are alike: a sample of m instances is then
+#    a sample of m / 4 independent blocks, and its interval is twice what
+#    m independent waits would give.  ci_ns must lie between 0.7 and 2
+#    times the half-width the program's spread of block sums gives,
+#    1.96 (sb / 4) / sqrt(m / 4) (N - 16) sqrt(1 - m / (N - 16)), sb with
+#    and without the blocks that hold a late wait as above, and the scaled
+#    wait within it of the truth.  An interval computed from single waits
+#    is about half that and fails.  (Here the lower factor is 0.7, not
+#    0.6: with about 40 blocks the estimated spread errs by about 11 %.)
 # For one choice function the chosen messages are fixed, so the coverage is
 # decided by the hash and the injected sequence, not by luck at each run:
 # one choice function in 20 would put the estimate outside its 95 %
@@ -48,18 +59,22 @@
 prog=$WP_BUILDDIR/tests/mpi/ws_sample
 n=10000
 
-# run RATE TRY — ws_sample under waitprof at WAITPROF_MATCH=RATE; sets out,
-# truth, mean, sd, and got, matched, how, ci from rank 0's MPI_Recv row.
+# run RATE TRY [RUN] — ws_sample under waitprof at WAITPROF_MATCH=RATE, its
+# delays drawn once per RUN messages; sets out, truth, mean, sd, sd_core,
+# sdb, sdb_core, and got, matched, how, ci from rank 0's MPI_Recv row.
 run() {
-    rate=$1 out=$WP_TMP/sample-$1-$2
-    WAITPROF_MATCH=$rate WAITPROF_SOURCE=wrappers wp_profile 2 "$out" "$prog" $n \
+    rate=$1 out=$WP_TMP/sample-$1-$2-${3:-1}
+    WAITPROF_MATCH=$rate WAITPROF_SOURCE=wrappers wp_profile 2 "$out" "$prog" $n 0.001 "${3:-1}" \
         >"$out.stdout" 2>"$out.stderr" || { cat "$out.stderr" >&2; wp_fail "ws_sample at WAITPROF_MATCH=$rate exited with $?"; }
     truth=$(wp_truth "$out.stdout" 0 wait)
     mean=$(sed -n 's/^info rank=0 .* mean=\([0-9.]*\) .*/\1/p' "$out.stdout")
     sd=$(sed -n 's/^info rank=0 .* sd=\([0-9.]*\) .*/\1/p' "$out.stdout")
     sd_core=$(sed -n 's/^info rank=0 .* sd_core=\([0-9.]*\).*/\1/p' "$out.stdout")
     late=$(sed -n 's/^info rank=0 .* late=\([0-9]*\) .*/\1/p' "$out.stdout")
-    [ -n "$truth" ] && [ -n "$mean" ] && [ -n "$sd" ] && [ -n "$sd_core" ] && [ -n "$late" ] || { cat "$out.stdout" >&2; wp_fail "no truth or info line"; }
+    sdb=$(sed -n 's/^info rank=0 .* sd_block=\([0-9.]*\).*/\1/p' "$out.stdout")
+    sdb_core=$(sed -n 's/^info rank=0 .* sd_block_core=\([0-9.]*\).*/\1/p' "$out.stdout")
+    [ -n "$truth" ] && [ -n "$mean" ] && [ -n "$sd" ] && [ -n "$sd_core" ] && [ -n "$late" ] && [ -n "$sdb" ] &&
+        [ -n "$sdb_core" ] || { cat "$out.stdout" >&2; wp_fail "no truth or info line"; }
     fig=$(wp_waits_site "$out/rank.0.waits" main MPI_Recv late_sender) ||
         { cat "$out/rank.0.waits" >&2; wp_fail "rank.0.waits: no MPI_Recv late_sender row in main"; }
     set -- $fig
@@ -113,3 +128,18 @@ done
 # For doc/design.md: the matched instances a +-5 % interval needs, from
 # this spread: (1.96 s / (0.05 mean))^2.
 wp_note "spread sd/mean $(wp_calc "$sd / $mean"); +-5 % needs about $(wp_calc "(1.96 * $sd / (0.05 * $mean)) ^ 2") matched sampled instances; this run's +-$(wp_calc "100 * $ci / $truth") % came from $m"
+
+try=1
+while :; do
+    run 64 $try 4
+    m=$((matched - 16)) d=$(wp_calc "0.002 + $truth * 0.01")
+    halfb() { awk -v s="$1" -v m="$m" -v r="$((n - 16))" 'BEGIN { printf "%.6f", 1.96 * (s / 4) / sqrt(m / 4) * r * sqrt(1 - m / r) }'; }
+    exp=$(halfb "$sdb") exp_core=$(halfb "$sdb_core") single=$(half "$sd")
+    ok=1
+    within "waits alike in blocks of 4: 95% interval half-width, s (the program's block sums give $exp, $exp_core without the blocks of its $late late waits; single waits would give $single)" "$ci" \
+        "$(wp_calc "$exp_core * 0.7")" "$(wp_calc "$exp * 2")" $try || ok=0
+    [ $ok = 1 ] && within "waits alike in blocks of 4: rank 0 MPI_Recv wait scaled from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
+        "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try || ok=0
+    [ $ok = 1 ] && break
+    try=$((try + 1))
+done
