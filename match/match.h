@@ -67,8 +67,29 @@
 #include "match/numbering.h"
 #include "match/types.h"
 
+/* The next collective number of mc.  Counted without an atomic
+ * read-modify-write when one thread calls MPI at a time, as channels are. */
+WP_MATCH_HOT uint64_t wp_match_coll_number(struct wp_mcomm *mc)
+{
+    if (wp_match_serial) {
+        uint64_t k = atomic_load_explicit(&mc->coll, memory_order_relaxed);
+        atomic_store_explicit(&mc->coll, k + 1, memory_order_relaxed);
+        return k;
+    }
+    return atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
+}
+
+/* Whether collective instance k of mc is chosen: one comparison below
+ * mc->cnext (wp_match_after), the hash at it (wp_match_coll_due, cold). */
+WP_MATCH_HOT int wp_match_coll_chosen(struct wp_mcomm *mc, uint64_t k)
+{
+    if (__builtin_expect(k < atomic_load_explicit(&mc->cnext, memory_order_relaxed), 1))
+        return 0;
+    return wp_match_coll_due(mc, k);
+}
+
 /* A collective call on comm that returned: entered at enter. */
-static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter, uint64_t cause)
+WP_MATCH_HOT void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_root, uint64_t enter, uint64_t cause)
 {
     /* Propagation is followed through point-to-point calls only: a
      * collective ends the thread's link to its last receive. */
@@ -76,8 +97,8 @@ static inline void wp_match_coll(const struct wp_mcat *c, MPI_Comm comm, int is_
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
-    uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
-    if (__builtin_expect(wp_match_chosen(k, wp_match_cbits), 0))
+    uint64_t k = wp_match_coll_number(mc);
+    if (__builtin_expect(wp_match_coll_chosen(mc, k), 0))
         wp_match_coll_record(c, mc, k, is_root, enter, cause);
 }
 
@@ -93,8 +114,8 @@ static inline void wp_match_icoll(MPI_Request req, MPI_Comm comm, int cls, int r
 {
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc != NULL) {
-        uint64_t k = atomic_fetch_add_explicit(&mc->coll, 1, memory_order_relaxed);
-        if (__builtin_expect(wp_match_chosen(k, wp_match_cbits), 0)) {
+        uint64_t k = wp_match_coll_number(mc);
+        if (__builtin_expect(wp_match_coll_chosen(mc, k), 0)) {
             wp_match_icoll_slow(req, mc, k, cls, root, root >= 0 && root == mc->rank ? kind_root : kind_other, enter,
                                 cause);
             return;

@@ -36,7 +36,7 @@ struct wp_chan {
 static struct wp_chan *chans;
 
 int wp_match_serial;
-__thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+__thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_model("initial-exec")));
 __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 
 uint64_t wp_match_next(uint64_t chan, int dir)
@@ -50,6 +50,42 @@ uint64_t wp_match_next(uint64_t chan, int dir)
         return k;
     }
     return atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+}
+
+struct wp_mcache *wp_match_cache_fill(struct wp_mcache *c, struct wp_mcomm *mc, int src, int dst, int tag, int dir)
+{
+    uint64_t ch = wp_match_channel(mc->id, src, dst, tag);
+    atomic_uint_fast64_t *n = wp_match_counter(ch, dir);
+    if (n == NULL) {
+        c->mc = NULL;
+        return NULL;
+    }
+    /* next 0: the slot's first number is evaluated, whatever an earlier
+     * channel of the slot left. */
+    *c = (struct wp_mcache){.mc = mc, .peer = dir ? src : dst, .tag = tag, .chan = ch, .count = n, .next = 0};
+    return c;
+}
+
+int wp_match_due(struct wp_mcache *c, uint64_t k)
+{
+    unsigned bits = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
+    c->next = wp_match_after(k, bits);
+    return wp_match_chosen(k, bits);
+}
+
+int wp_match_coll_due(struct wp_mcomm *mc, uint64_t k)
+{
+    atomic_store_explicit(&mc->cnext, wp_match_after(k, wp_match_cbits), memory_order_relaxed);
+    return wp_match_chosen(k, wp_match_cbits);
+}
+
+void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k, int side, int peer,
+                      struct wp_mcomm *mc, uint64_t enter, int lr, uint64_t cause)
+{
+    if (!wp_match_due(ch, k))
+        return;
+    uint64_t now = side || lr ? wp_ticks() : enter;
+    wp_match_p2p_record(c, ch->chan, k, side, peer, mc, enter, enter, now, lr, cause);
 }
 
 atomic_uint_fast64_t *wp_match_counter(uint64_t chan, int dir)

@@ -47,7 +47,7 @@ void wp_match_comm_free(MPI_Comm comm);
 /* The descriptor of a communicator, NULL when it is not numbered. */
 struct wp_mcomm *wp_match_comm_slow(MPI_Comm comm);
 extern struct wp_mcomm wp_match_world;
-static inline struct wp_mcomm *wp_match_comm(MPI_Comm comm)
+static inline __attribute__((always_inline)) struct wp_mcomm *wp_match_comm(MPI_Comm comm)
 {
     if (__builtin_expect(comm == MPI_COMM_WORLD, 1))
         return &wp_match_world;
@@ -65,18 +65,38 @@ uint64_t wp_match_next(uint64_t chan, int dir);
  * atomic read-modify-write, which costs more than the rest of numbering. */
 extern int wp_match_serial;
 
-/* The calling thread's last channel per direction: a ping-pong or a halo
- * exchange numbers the same few channels over and over, and a hit skips
- * the hash and the table.  A communicator's descriptor is never freed (a
- * freed communicator's is only marked dead), so a cached pointer cannot
- * come to stand for another communicator. */
+/* The calling thread's recent channels per direction, a small table
+ * indexed by a hash of the partner and the tag: a ping-pong, a halo
+ * exchange or a task loop numbers the same few channels over and over, and
+ * a hit skips the channel's hash and the shared table.  A communicator's
+ * descriptor is never freed (a freed communicator's is only marked dead),
+ * so a cached pointer cannot come to stand for another communicator.
+ * next: the channel's numbers below it are not chosen (wp_match_after), so
+ * that a call that is not a chosen instance costs one comparison. */
+#define WP_MCACHE_LOG2 3
 struct wp_mcache {
     const struct wp_mcomm *mc;
     int peer, tag;
     uint64_t chan;
     atomic_uint_fast64_t *count;
+    uint64_t next;
 };
-extern __thread struct wp_mcache wp_mcache[2] __attribute__((tls_model("initial-exec")));
+extern __thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_model("initial-exec")));
+
+/* The channel of (mc, src, dst, tag) in direction dir into cache slot c
+ * (cold): NULL when the channel table is full (not numbered). */
+struct wp_mcache *wp_match_cache_fill(struct wp_mcache *c, struct wp_mcomm *mc, int src, int dst, int tag, int dir);
+/* c's number k reached c->next: whether k is chosen now; moves c->next on
+ * (cold). */
+int wp_match_due(struct wp_mcache *c, uint64_t k);
+
+/* The same for collective number k of mc, against mc->cnext. */
+int wp_match_coll_due(struct wp_mcomm *mc, uint64_t k);
+
+/* The wrappers' numbering is inlined into them whole: the wrappers have
+ * their frames already, and an outlined call saved six registers on every
+ * call for the sake of its rare recording path. */
+#define WP_MATCH_HOT static inline __attribute__((always_inline))
 
 /* The calling thread's last receive that waited and was recorded (its
  * channel and number; chan 0: none, or a later receive, completion or
@@ -91,25 +111,26 @@ struct wp_mprev {
 extern __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 
 /* Number a message of comm between src and dst (ranks in mc) with tag, in
- * direction dir: *chan receives its channel.  UINT64_MAX: not numbered. */
-static inline uint64_t wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *chan)
+ * direction dir: its number in *k.  Returns its channel's cache slot, NULL
+ * when it is not numbered. */
+WP_MATCH_HOT struct wp_mcache *wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *k)
 {
-    struct wp_mcache *c = &wp_mcache[dir];
     int peer = dir ? src : dst;
-    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag || c->count == NULL, 0)) {
-        uint64_t ch = wp_match_channel(mc->id, src, dst, tag);
-        atomic_uint_fast64_t *n = wp_match_counter(ch, dir);
-        if (n == NULL)
-            return UINT64_MAX;
-        c->mc = mc, c->peer = peer, c->tag = tag, c->chan = ch, c->count = n;
+    struct wp_mcache *c =
+        &wp_mcache[dir][((uint32_t)peer * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
+    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag, 0)) {
+        c = wp_match_cache_fill(c, mc, src, dst, tag, dir);
+        if (c == NULL)
+            return NULL;
     }
-    *chan = c->chan;
     if (wp_match_serial) {
-        uint64_t k = atomic_load_explicit(c->count, memory_order_relaxed);
-        atomic_store_explicit(c->count, k + 1, memory_order_relaxed);
-        return k;
+        uint64_t n = atomic_load_explicit(c->count, memory_order_relaxed);
+        atomic_store_explicit(c->count, n + 1, memory_order_relaxed);
+        *k = n;
+    } else {
+        *k = atomic_fetch_add_explicit(c->count, 1, memory_order_relaxed);
     }
-    return atomic_fetch_add_explicit(c->count, 1, memory_order_relaxed);
+    return c;
 }
 
 /* --- what the wrappers call ------------------------------------------------------ */
@@ -120,11 +141,18 @@ static inline uint64_t wp_match_number(struct wp_mcomm *mc, int src, int dst, in
 void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,
                          struct wp_mcomm *mc, uint64_t post, uint64_t t0, uint64_t t1, int lr, uint64_t cause);
 
+/* Point-to-point number k of channel slot ch reached ch->next (cold): if k
+ * is chosen, record it (wp_match_p2p_record: side, peer, lr, cause as
+ * there; a send's exit is now when lr, a receive waited from enter to
+ * now). */
+void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k, int side, int peer,
+                      struct wp_mcomm *mc, uint64_t enter, int lr, uint64_t cause);
+
 /* A message sent (blocking or not) on comm to dest with tag; enter is the
  * call's entry.  lr as above.  cause: what the thread computed before the
  * call (wp_thread_t.last_compute), named as the cause of its partner's
  * wait. */
-static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_Comm comm, uint64_t enter, int lr,
+WP_MATCH_HOT void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_Comm comm, uint64_t enter, int lr,
                                  uint64_t cause)
 {
     if (dest < 0) /* MPI_PROC_NULL */
@@ -132,15 +160,15 @@ static inline void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
-    uint64_t chan;
-    uint64_t k = wp_match_number(mc, mc->rank, dest, tag, 0, &chan);
-    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(k, wp_match_bits), 0))
-        wp_match_p2p_record(c, chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+    uint64_t k;
+    struct wp_mcache *ch = wp_match_number(mc, mc->rank, dest, tag, 0, &k);
+    if (__builtin_expect(ch != NULL && k >= ch->next, 0))
+        wp_match_p2p_due(c, ch, k, 0, dest, mc, enter, lr, cause);
 }
 
 /* A blocking receive that completed: source and tag from the status for
  * wildcards.  Waited from enter until now. */
-static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, MPI_Comm comm,
+WP_MATCH_HOT void wp_match_recv(const struct wp_mcat *c, int source, int tag, MPI_Comm comm,
                                  const MPI_Status *st, uint64_t enter, uint64_t cause)
 {
     wp_mprev.chan = 0;
@@ -155,10 +183,10 @@ static inline void wp_match_recv(const struct wp_mcat *c, int source, int tag, M
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;
-    uint64_t chan;
-    uint64_t k = wp_match_number(mc, source, mc->rank, tag, 1, &chan);
-    if (__builtin_expect(k != UINT64_MAX && wp_match_chosen(k, wp_match_bits), 0))
-        wp_match_p2p_record(c, chan, k, 1, source, mc, enter, enter, wp_ticks(), 0, cause);
+    uint64_t k;
+    struct wp_mcache *ch = wp_match_number(mc, source, mc->rank, tag, 1, &k);
+    if (__builtin_expect(ch != NULL && k >= ch->next, 0))
+        wp_match_p2p_due(c, ch, k, 1, source, mc, enter, 0, cause);
 }
 
 /* A nonblocking receive posted at enter: numbered now when its source and

@@ -32,6 +32,9 @@ struct wp_mcomm {
     int *wranks;            /* else each member's rank in MPI_COMM_WORLD, read
                              * once at its creation (for the members' hash) */
     atomic_uint_fast64_t coll; /* collective instances so far */
+    atomic_uint_fast64_t cnext; /* no collective number below it is chosen
+                                 * (wp_match_after; collectives of one
+                                 * communicator never run concurrently) */
     struct wp_cbatch *batch;   /* chosen collective instances not yet reduced */
     int dead;               /* freed: its handle may come back as another */
 };
@@ -74,6 +77,25 @@ static inline int wp_match_chosen(uint64_t k, unsigned bits)
     if (bits == 0)
         return 1;
     return (wp_mix64((k >> WP_MATCH_BLOCK_LOG2) * 0x9e3779b97f4a7c15ull) >> (64 - bits)) == 0;
+}
+
+/* The smallest number above k that may be chosen at exponent bits: none
+ * between k and it is.  The wrappers compare each number with it (one
+ * comparison) and evaluate the hash only there; at the default one in 16,
+ * about once per chosen block plus once per block after it.  The search
+ * stops after 4096 blocks (a number there is then evaluated again).  A
+ * bound found at an exponent stays a bound at every higher one, since the
+ * choice is monotone. */
+static inline uint64_t wp_match_after(uint64_t k, unsigned bits)
+{
+    uint64_t n = k + 1;
+    if (n < WP_MATCH_FIRST || bits == 0 || wp_match_chosen(n, bits))
+        return n;
+    uint64_t b = (n >> WP_MATCH_BLOCK_LOG2) + 1;
+    for (uint64_t end = b + 4096; b < end; b++)
+        if (wp_match_chosen(b << WP_MATCH_BLOCK_LOG2, bits))
+            break;
+    return b << WP_MATCH_BLOCK_LOG2;
 }
 
 /* Whether instance k is in the always-chosen stratum. */
