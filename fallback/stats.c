@@ -145,7 +145,7 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
         into->hist[i] += from->hist[i];
 }
 
-__thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+__thread struct wp_cat *wp_stats_last[1u << WP_STATS_LAST_LOG2] __attribute__((tls_model("initial-exec")));
 
 static void wp_stats_init(void *m)
 {
@@ -153,7 +153,7 @@ static void wp_stats_init(void *m)
 }
 
 /* The slow path of wp_stats_record(): the thread's first call (reserve its
- * table) and a category other than the last one (probe the table). */
+ * table) and a category not in wp_stats_last (probe the table). */
 struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
 {
     struct wp_stats *st = wp_table_mine(WP_TABLE_STATS, wp_stats_bytes(WP_STATS_SLOTS), &wp_stats_list, wp_stats_init);
@@ -164,7 +164,7 @@ struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role)
         st->overflow++;
         return NULL;
     }
-    wp_stats_last = c;
+    *wp_stats_last_slot(site, fn) = c;
     return c;
 }
 

@@ -168,12 +168,19 @@ void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from);
 
 /* --- the recording path (inline: it runs in every recorded call) ---------- */
 
-/* The category of this thread's last recorded call: a loop or a phase calls
- * the same MPI function at the same site again and again, so most calls
+/* The categories of this thread's recent calls, indexed by a hash of site
+ * and function: a loop or a phase calls the same few MPI functions at the
+ * same sites again and again (a ping-pong alternates MPI_Send and
+ * MPI_Recv, a halo exchange a few sends, receives and waits), so most calls
  * find their category here with two compares instead of a hash probe. */
-extern __thread struct wp_cat *wp_stats_last __attribute__((tls_model("initial-exec")));
+#define WP_STATS_LAST_LOG2 3
+extern __thread struct wp_cat *wp_stats_last[1u << WP_STATS_LAST_LOG2] __attribute__((tls_model("initial-exec")));
+static inline struct wp_cat **wp_stats_last_slot(uintptr_t site, int fn)
+{
+    return &wp_stats_last[(((uint64_t)site ^ (uint64_t)fn) * 0x9e3779b97f4a7c15ull) >> (64 - WP_STATS_LAST_LOG2)];
+}
 /* The slow path: the thread's first call (reserve its table) and any
- * category other than the last one (probe the table).  NULL when the call
+ * category not in wp_stats_last (probe the table).  NULL when the call
  * cannot be recorded (no memory; table full: counted in overflow). */
 struct wp_cat *wp_stats_find(uintptr_t site, int fn, int sclass, int role);
 
@@ -229,7 +236,7 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
 {
     uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
     int sclass = wp_size_class(bytes);
-    struct wp_cat *c = wp_stats_last;
+    struct wp_cat *c = *wp_stats_last_slot(site, fn);
     if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
         c = wp_stats_find(site, fn, sclass, role);
         if (c == NULL)
@@ -243,7 +250,7 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
  * source, which says it waited wait ticks.  Cold: only such calls. */
 static inline void wp_stats_source(uintptr_t site, int fn, int sclass, int role, uint64_t wait)
 {
-    struct wp_cat *c = wp_stats_last;
+    struct wp_cat *c = *wp_stats_last_slot(site, fn);
     if (c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role))
         return; /* not recorded (a full table) */
     c->src_count++;
