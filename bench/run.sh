@@ -40,7 +40,9 @@
 # Benchmarks: wrapper_cost (MPI_Iprobe loop), pingpong, workload (the
 # run-time dilation, one run against another), coll_cost (MPI_Barrier and
 # 8-byte MPI_Allreduce loops, in-run against PMPI, when named in
-# BENCH_ONLY) and, when named in
+# BENCH_ONLY), poll_cost (MPI_Test, MPI_Testany over 64 requests,
+# MPI_Iprobe, MPI_Irecv + MPI_Isend + MPI_Waitall loops, in-run against
+# PMPI, when named in BENCH_ONLY) and, when named in
 # BENCH_ONLY, inrun: the workload with waitprof's cost measured inside each
 # run (bench/workload.c's block mode: blocks with the MPI calls through
 # waitprof and sampling on alternate with blocks that call the PMPI names
@@ -50,7 +52,7 @@
 # Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
 # BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000),
 # BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps),
-# BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101);
+# BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101), BENCH_POLL_CALLS (200000);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
 # skips the instruction counts and the two machine probes (cold_cache.c,
@@ -81,6 +83,7 @@ INRUN_BLOCK=${BENCH_INRUN_BLOCK:-50}
 CONFIGS=${BENCH_CONFIGS:-none hz1 hz100 hz1000}
 SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 COLL_CALLS=${BENCH_COLL_CALLS:-2000}
+POLL_CALLS=${BENCH_POLL_CALLS:-200000}
 COLL_REPEATS=${BENCH_COLL_REPEATS:-101}
 
 OUT="$BUILD/bench-out"
@@ -90,7 +93,7 @@ mkdir -p "$BIN" "$RES"
 RAW="$RES/raw.tsv"
 printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
 
-for p in wrapper_cost pingpong workload coll_cost; do
+for p in wrapper_cost pingpong workload coll_cost poll_cost; do
     $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c" -lm
 done
 case " $CONFIGS " in
@@ -234,6 +237,12 @@ run() {
             allreduce_ratio allreduce_added_ns; do
             record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
         done ;;
+    poll_cost)
+        for l in test testany iprobe isendrecv; do
+            for k in ${l}_ns ${l}_pmpi_ns ${l}_added_ns; do
+                record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+            done
+        done ;;
     inrun)
         for k in pairs ratio_median ratio_sum median_se; do
             record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
@@ -276,6 +285,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
             coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
+            poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
             esac
@@ -537,6 +547,22 @@ med() { values "$1" "$2" "$3" | median; }
                 row="$row | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_us)") | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_pmpi_us)")"
                 row="$row | $(fmt '%.3f' "$(med coll_cost "$c" ${k}_ratio)") | $(fmt '%+.1f' "$(med coll_cost "$c" ${k}_added_ns)")"
                 row="$row | $(values coll_cost "$c" ${k}_added_ns | awk '{ printf "%s%+.0f", (NR > 1 ? " " : ""), $1 }')"
+            done
+            echo "$row |"
+        done ;;
+    esac
+    case " $ONLY " in
+    *" poll_cost "*)
+        echo
+        echo "Polls and nonblocking calls, 1 rank ($POLL_CALLS calls x 9 repeats per loop): ns per call through MPI_ and through PMPI_ in the same process, timed alternately, and the median over repeats of MPI_ - PMPI_; medians over rounds (range over rounds of the added ns). isendrecv is one MPI_Irecv, one MPI_Isend and one MPI_Waitall of 8 bytes to itself:"
+        echo
+        echo "| configuration | MPI_Test ns | added | MPI_Testany (64) ns | added | MPI_Iprobe ns | added | isendrecv ns | added |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+        for c in $CONFIGS; do
+            row="| $c"
+            for k in test testany iprobe isendrecv; do
+                rng=$(values poll_cost "$c" ${k}_added_ns | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%+.1f to %+.1f", v[1], v[NR] }')
+                row="$row | $(fmt '%.1f' "$(med poll_cost "$c" ${k}_ns)") | $(fmt '%+.1f' "$(med poll_cost "$c" ${k}_added_ns)") ($rng)"
             done
             echo "$row |"
         done ;;

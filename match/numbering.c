@@ -84,6 +84,7 @@ void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k,
 {
     if (!wp_match_due(ch, k))
         return;
+    enter = wp_match_when(enter);
     uint64_t now = side || lr ? wp_ticks() : enter;
     wp_match_p2p_record(c, ch->chan, k, side, peer, mc, enter, enter, now, lr, cause);
 }
@@ -457,6 +458,7 @@ static struct wp_pendrecv *wp_pend_slot(uintptr_t key)
 static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint64_t k, int source, int tag,
                          int wild, uint64_t enter, uint64_t cause)
 {
+    enter = wp_match_when(enter);
     pthread_mutex_lock(&wp_match_mu);
     struct wp_pendrecv *e = wp_pend_slot(key);
     if (e) {
@@ -474,7 +476,7 @@ static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint
 void wp_match_icoll_slow(MPI_Request req, struct wp_mcomm *mc, uint64_t k, int cls, int root, int kind,
                          uint64_t enter, uint64_t cause)
 {
-    uint32_t slot = wp_match_icoll_record(mc, k, cls, root, kind, enter, cause);
+    uint32_t slot = wp_match_icoll_record(mc, k, cls, root, kind, wp_match_when(enter), cause);
     uintptr_t key = wp_rkey(req);
     if (slot == 0 || key == 0) {
         wp_match_forget(req);
@@ -492,6 +494,15 @@ void wp_match_icoll_slow(MPI_Request req, struct wp_mcomm *mc, uint64_t k, int c
     else
         wp_match_nbc_forget_locked(slot);
     pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_irecv_chosen(MPI_Request req, struct wp_mcomm *mc, uint64_t chan, uint64_t k, int source, int tag,
+                           uint64_t enter, uint64_t cause)
+{
+    uintptr_t key = wp_rkey(req);
+    if (key == 0)
+        return;
+    wp_pend_recv(key, mc, chan, k, source, tag, 0, enter, cause);
 }
 
 void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause)
@@ -811,8 +822,10 @@ void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_
         }
         if (e->dir)
             wp_pend_recv(key, e->mc, e->chan, k, e->peer, e->tag, 0, enter, cause);
-        else
-            wp_match_p2p_record(&none, e->chan, k, 0, e->peer, e->mc, enter, enter, enter, 0, cause);
+        else {
+            uint64_t t = wp_match_when(enter);
+            wp_match_p2p_record(&none, e->chan, k, 0, e->peer, e->mc, t, t, t, 0, cause);
+        }
     }
 }
 

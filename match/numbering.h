@@ -133,6 +133,16 @@ WP_MATCH_HOT struct wp_mcache *wp_match_number(struct wp_mcomm *mc, int src, int
     return c;
 }
 
+/* A call's entry time where it has one, else now: the full wrappers of
+ * calls that never wait (wrap/gen_wrappers.py, UNTIMED) read no clock on
+ * entry, and the few chosen instances among them take the time here, in
+ * their cold paths (such a call returns at once, so now stands for its
+ * entry). */
+static inline uint64_t wp_match_when(uint64_t enter)
+{
+    return enter ? enter : wp_ticks();
+}
+
 /* --- what the wrappers call ------------------------------------------------------ */
 
 /* Record a chosen point-to-point instance (cold).  side 0: a send entered
@@ -193,18 +203,38 @@ WP_MATCH_HOT void wp_match_recv(const struct wp_mcat *c, int source, int tag, MP
  * tag are known (the k-th posted receive of a channel takes its k-th
  * message), at completion otherwise; tracked until its completion call
  * when chosen or a wildcard. */
+/* A request handle that a call made and that is not followed (another
+ * call's request, or a receive not chosen): if a stale tracked receive had
+ * the same handle value, it is forgotten. */
+void wp_match_forget(MPI_Request req);
+
 void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
-static inline void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter,
-                                  uint64_t cause)
+/* A chosen receive with a known source: followed to its completion. */
+void wp_match_irecv_chosen(MPI_Request req, struct wp_mcomm *mc, uint64_t chan, uint64_t k, int source, int tag,
+                           uint64_t enter, uint64_t cause);
+WP_MATCH_HOT void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter,
+                                 uint64_t cause)
 {
     if (source == MPI_PROC_NULL)
         return;
-    wp_match_irecv_slow(req, source, tag, comm, enter, cause);
+    if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
+        wp_match_irecv_slow(req, source, tag, comm, enter, cause);
+        return;
+    }
+    /* Numbered as a blocking receive is, through the thread's channel
+     * table: most receives are not chosen and cost a comparison. */
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    uint64_t k;
+    struct wp_mcache *ch = mc ? wp_match_number(mc, source, mc->rank, tag, 1, &k) : NULL;
+    if (__builtin_expect(ch != NULL && k >= ch->next, 0) && wp_match_due(ch, k)) {
+        wp_match_irecv_chosen(req, mc, ch->chan, k, source, tag, enter, cause);
+        return;
+    }
+    /* A stale followed request of the same handle value is forgotten. */
+    if (__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
+        wp_match_forget(req);
 }
 
-/* A request handle that a call other than MPI_Irecv created: if a stale
- * tracked receive had the same handle value, it is forgotten. */
-void wp_match_forget(MPI_Request req);
 
 /* A chosen nonblocking collective instance k of mc whose I-call returned
  * req (match/match.h, wp_match_icoll): kept in mc's batch and followed to

@@ -120,6 +120,12 @@ def name_params(params):
 
 # Classes whose calls can wait for another rank: the estimator records them.
 RECORDED = {"recv", "send", "sendrecv", "probe", "wait", "nxn", "barrier", "one2n", "n2one"}
+# Classes whose calls never wait for a partner: their full form reads no
+# clock on entry (the estimator records none of them), only where a chosen
+# matched instance needs a time (match/numbering.h, wp_match_when) or a
+# test completes a followed request; a sample in such a call dates it, as
+# in lean mode.
+UNTIMED = {"test", "start"}
 
 
 def record_args(cls, names):
@@ -296,6 +302,8 @@ def match_status(name, names):
                 "    wp_mp.n = wp_mp.want_status = 0;",
                 "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))",
                 "        wp_match_take(&wp_mp, %s, %s);" % (reqs, n),
+                "    if (wp_mp.n)",
+                "        wp_t->enter_ticks = wp_match_when(wp_t->enter_ticks);",
                 "    MPI_Status wp_mstb[%s], *wp_msts = %s;" % ("WP_MATCH_PEND" if m["arr"] else "1", st),
                 "    if (wp_mp.want_status && %s == %s%s)" % (st, ignore,
                                                             " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
@@ -410,7 +418,7 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     remedy's test, the estimator's record, traffic), only the state and the
     hooks the runtime needs (source, init/finalize, Pcontrol)."""
     args = ", ".join(names)
-    out = ["    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %d);" % (name, 0 if lean else 1)]
+    out = ["    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %d);" % (name, 0 if lean or cls in UNTIMED else 1)]
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
     # The stall source's hooks (mpit/source.h).  via= applies to the C
@@ -517,7 +525,7 @@ def gen_c(name, cname, cls, opts, params):
     lean = c_body(name, cname, cls, opts, decls, names, True)
     if variadic or [l.replace("WP_FN_%s, 1)" % name, "WP_FN_%s, 0)" % name) for l in full] == lean:
         # One body; only the clock read depends on the mode.
-        full[0] = "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, !wp_lean);" % name
+        full[0] = "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %s);" % (name, "0" if cls in UNTIMED else "!wp_lean")
         return "\n".join(["WP_API int %s(%s)" % (cname, params_s), "{"] + full + ["}", ""])
     args = ", ".join(names)
     out = ["WP_WRAP_FORM int wp_lean_%s(%s)" % (cname, params_s), "{"] + lean + ["}", ""]
@@ -669,7 +677,7 @@ def gen_f(name, cls, opts, names, decls):
         remedy = name in FREMEDY and "fargs" not in opts
         out += ["WP_API void %s(%s)" % (fname, decl), "{",
                 "    static void *wp_real;" if not remedy else "    static void *wp_real, *wp_test;",
-                "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, !wp_lean);" % name]
+                "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %s);" % (name, "0" if cls in UNTIMED else "!wp_lean")]
         if "before" in opts:
             out.append("    if (wp_t) %s();" % opts["before"])
         if "freecomm" in opts:
@@ -701,6 +709,8 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    wp_mp.n = 0;")
             out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))")
             out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
+            out.append("    if (wp_mp.n)")
+            out.append("        wp_r->enter_ticks = wp_match_when(wp_r->enter_ticks);")
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
         if "via" in opts and "fargs" not in opts and not fname.endswith("_f08_"):
             # The stall source's hook, as the C wrapper calls it (wrap/wrap.h,
