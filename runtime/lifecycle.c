@@ -47,6 +47,7 @@
 #include "sampler/sampler.h"
 #include "sampler/store.h"
 #include "state/clock.h"
+#include "runtime/abi.h"
 
 extern char **environ;
 
@@ -473,6 +474,17 @@ void wp_hook_init(int rc)
     int inited = 0;
     if (rc != MPI_SUCCESS || wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return;
+    /* A program on another MPI than the build's: waitprof's own calls
+     * would pass it handles it does not know.  The program runs
+     * unprofiled, through the lean wrappers. */
+    char why[256];
+    if (wp_abi_mismatch(why, sizeof why)) {
+        wp_lean = 1;
+        wp_log_rank = wp_abi_launcher_rank(); /* one line for the job, not one per process */
+        wp_log("waitprof: %s; the program runs unprofiled. Use a waitprof built with this MPI's compiler "
+               "(./configure MPICC=...)", why);
+        return;
+    }
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wp_comm) != MPI_SUCCESS)
         return;
     /* waitprof's own traffic must never abort the application: errors on
