@@ -469,9 +469,39 @@ static void wp_finalize_summary(void)
 
 /* --- the hooks the generated wrappers call ------------------------------------- */
 
+/* MPI_Init was called in this process (successfully or not). */
+static int wp_init_called;
+
+/* A program that the waitprof launcher started (bin/waitprof exports its
+ * own pid, which exec keeps, as _WAITPROF_LAUNCHER_PID) and that ends
+ * without calling MPI_Init was not profiled: one line says so, on the
+ * launcher's rank 0 (or wherever no launcher said which rank it is).
+ * Processes the program starts inherit the variable under another pid and
+ * stay silent, as do programs preloaded without the launcher.  The line
+ * does not say that nothing was profiled: a launcher put after waitprof
+ * (waitprof mpirun ./app) passes the preload on to ranks that are. */
+__attribute__((destructor)) static void wp_never_initialized(void)
+{
+    const char *pid = getenv("_WAITPROF_LAUNCHER_PID");
+    if (wp_init_called || pid == NULL || atol(pid) != (long)getpid() || wp_abi_launcher_rank() > 0)
+        return;
+    char name[64] = "the program";
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(name, sizeof name, f))
+            name[strcspn(name, "\n")] = '\0';
+        fclose(f);
+    }
+    wp_log_always("waitprof: %s, the program waitprof started, ended without calling MPI_Init and was not "
+                  "profiled; waitprof profiles the processes that call MPI_Init (its children only if they do), "
+                  "so start it after the launcher: mpirun -np N waitprof ./app",
+                  name);
+}
+
 void wp_hook_init(int rc)
 {
     int inited = 0;
+    wp_init_called = 1;
     if (rc != MPI_SUCCESS || wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return;
     /* A program on another MPI than the build's: waitprof's own calls
@@ -555,6 +585,16 @@ void wp_hook_init(int rc)
          * report, and why. */
         if (wp_run.have_dir)
             wp_meta_write_sig(wp_run.dir, wp_run.rank, WP_END_KILLED);
+    }
+    /* One line at the start (rank 0), so that a user sees at once that
+     * waitprof runs, how, and where the profile will be. */
+    if (!wp_run.cfg.quiet) {
+        char match[48] = "off";
+        if (wp_match_on)
+            snprintf(match, sizeof match, "1 in %u", 1u << wp_match_bits);
+        wp_log("waitprof: profiling %d ranks at %d Hz (%s clock, stall source %s, matched instances %s%s) into %s/",
+               wp_run.size, wp_run.cfg.hz, wp_run.cfg.cpu_clock ? "CPU" : "wall", wp_src->name, match,
+               wp_run.cfg.lean ? ", lean wrappers" : "", wp_run.have_dir ? wp_run.dir : "(no writable directory)");
     }
 }
 

@@ -62,7 +62,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
-	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh
+	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh tests/mpi/t_firstcontact.sh
 TESTS += $(WP_MPI_TESTS)
 EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
 

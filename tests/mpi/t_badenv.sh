@@ -64,7 +64,11 @@ ls "$WP_TMP"/tmp/waitprof.*/all.folded >/dev/null 2>&1 || wp_fail "no profile in
 # keeps its session directory in TMPDIR too: point it elsewhere.)
 run_with 'no profile will be written' WAITPROF_OUT=/dev/null/x TMPDIR=/proc/nope OMPI_MCA_orte_tmpdir_base=/tmp
 # A missing directory several levels deep is created.
-run_with '' "WAITPROF_OUT=$WP_TMP/a/b/c" WAITPROF_QUIET=0
+# A missing directory is made without a word: the start line and the
+# summary name it, and nothing else is said.
+run_with "profile in $WP_TMP/a/b/c/ " "WAITPROF_OUT=$WP_TMP/a/b/c" WAITPROF_QUIET=0
+[ "$(grep -c '^waitprof: ' "$WP_TMP/stderr")" = 2 ] && grep -q "^waitprof: profiling .* into $WP_TMP/a/b/c/\$" "$WP_TMP/stderr" ||
+    { cat "$WP_TMP/stderr" >&2; wp_fail "a missing output directory: more than the start line and the summary"; }
 [ -f "$WP_TMP/a/b/c/all.folded" ] || wp_fail "missing output directory not created"
 
 # Rank and time selection, memory budget.  The job has 2 ranks.
