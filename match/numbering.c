@@ -404,11 +404,27 @@ static struct wp_pendrecv *wp_pend_find(uintptr_t key)
     return NULL;
 }
 
+/* How many followed requests fall in each of 1024 buckets of handle
+ * values: the completion wrappers look a request up (under the mutex) only
+ * where its bucket holds one, so a test over many requests of which none
+ * is followed costs a load per request, not a hash probe.  Written under
+ * wp_match_mu, read without it: a count read stale by another thread can
+ * only make a completion go unrecorded (its instance stays unmatched,
+ * counted), never record a wrong one. */
+#define WP_PEND_FILTER_LOG2 10
+static uint8_t pend_filter[1u << WP_PEND_FILTER_LOG2];
+static inline uint32_t wp_pend_bucket(uintptr_t key)
+{
+    return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - WP_PEND_FILTER_LOG2));
+}
+
 /* Linear probing without tombstones: removal moves later entries of the
  * same run back (the standard deletion), so a lookup may stop at a hole. */
 static void wp_pend_remove(struct wp_pendrecv *e)
 {
     uint32_t i = (uint32_t)(e - pend);
+    uint8_t *f = &pend_filter[wp_pend_bucket(e->key)];
+    __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
         uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;
@@ -425,10 +441,12 @@ static void wp_pend_remove(struct wp_pendrecv *e)
 
 void wp_match_forget(MPI_Request req)
 {
-    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
+    uintptr_t key = wp_rkey(req);
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED) || key == 0 ||
+        !__atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&wp_match_mu);
-    struct wp_pendrecv *e = wp_pend_find(wp_rkey(req));
+    struct wp_pendrecv *e = wp_pend_find(key);
     if (e) {
         wp_match_nbc_forget_locked(e->coll);
         wp_pend_remove(e);
@@ -449,6 +467,12 @@ static struct wp_pendrecv *wp_pend_slot(uintptr_t key)
             h = (h + 1) % WP_PEND_SLOTS;
         e = &pend[h];
         wp_match_tracked++;
+        /* At most WP_PEND_SLOTS * 3 / 4 = 3072 entries: a bucket's count
+         * saturates at 255 and then stays (a lookup too many, never one
+         * too few). */
+        uint8_t *f = &pend_filter[wp_pend_bucket(key)];
+        if (*f < 255)
+            __atomic_store_n(f, (uint8_t)(*f + 1), __ATOMIC_RELAXED);
     }
     return e;
 }
@@ -532,10 +556,18 @@ void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
     p->want_status = 0;
     if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
         return;
-    pthread_mutex_lock(&wp_match_mu);
-    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++) {
+    int first = -1;
+    for (int i = 0; i < n && first < 0; i++) {
         uintptr_t key = wp_rkey(reqs[i]);
-        struct wp_pendrecv *e = key ? wp_pend_find(key) : NULL;
+        if (key && __atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
+            first = i;
+    }
+    if (first < 0)
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    for (int i = first; i < n && p->n < WP_MATCH_PEND; i++) {
+        uintptr_t key = wp_rkey(reqs[i]);
+        struct wp_pendrecv *e = key && pend_filter[wp_pend_bucket(key)] ? wp_pend_find(key) : NULL;
         if (e == NULL)
             continue;
         p->idx[p->n] = i;
