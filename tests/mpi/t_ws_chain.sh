@@ -14,7 +14,7 @@
 # - rank 2's paths through relay_work: short_term_s within 15% or 30 ms of
 #   the truth (rank 3's waits less what was propagated, about 0.3 s);
 # and both of rank 1's truths must be at least 0.6 s, so a program that
-# failed to inject its delays cannot pass.  The first line of the report names rank
+# failed to inject its delays cannot pass.  The report's first line names rank
 # 1 as the largest cause, with waits through ranks that waited for it.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/ws_chain
@@ -48,6 +48,6 @@ ok = ok and abs(m_s1 - s1) <= 0.15 * s1 and abs(m_l1 - l1) <= 0.15 * l1 and prop
 ok = ok and abs(m_s2 - s2) <= max(0.15 * s2, 0.03)
 sys.exit(0 if ok else 1)
 PY
-    head -n 1 "$WP_TMP/err-$src" | grep -q "largest cause: .* because rank 1 computed longer in .* through ranks that waited for it" ||
+    grep '^waitprof report: ' "$WP_TMP/err-$src" | head -n 1 | grep -q "largest cause: .* because rank 1 computed longer in .* through ranks that waited for it" ||
         { head -n 3 "$WP_TMP/err-$src" >&2; wp_fail "$src: the report's first line does not name rank 1 with propagated waits"; }
 done
