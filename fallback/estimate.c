@@ -292,13 +292,13 @@ int wp_estimate_minima(MPI_Comm comm, int rank)
             struct wp_stats *st = wp_table_at(&wp_stats_list, t);
             for (uint32_t i = 0; st && i < st->nslots; i++) {
                 const struct wp_cat *c = &st->cats[i];
-                if (c->site == 0 || c->count == 0)
+                if (c->site == 0 || wp_cat_calls(c) == 0)
                     continue;
                 struct wp_cat *d = wp_stats_slot(all, c->site, c->fn, c->sclass, c->role);
                 if (d)
                     wp_cat_merge(d, c);
                 else
-                    overflow += c->count;
+                    overflow += wp_cat_calls(c);
             }
         }
         /* 2. Minima in nanoseconds (ranks on different nodes may count
@@ -362,8 +362,11 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             r->fn = c->fn;
             r->sclass = c->sclass;
             r->role = c->role;
-            r->calls = c->count;
-            r->time_ns = wp_ticks_duration_ns(c->sum);
+            /* Untimed calls (fallback/stats.h) take the timed ones'
+             * figures, scaled: the time and the estimated wait. */
+            r->calls = wp_cat_calls(c);
+            uint64_t timed_ns = wp_ticks_duration_ns(c->sum);
+            r->time_ns = wp_cat_scaled(c, timed_ns);
             r->early_calls = c->early_count;
             uint64_t own_min = c->min < (c->early_count ? c->early_min : UINT64_MAX) ? c->min : c->early_min;
             r->min_ns = wp_ticks_duration_ns(own_min);
@@ -381,19 +384,21 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
             uint64_t wait = 0, plain = 0;
             if (r->pattern != WP_PAT_NONE) {
                 if (wp_coll_completion(c))
-                    wait = wp_estimate_wait(r->time_ns, c->count, 0, 0, m);
+                    wait = wp_estimate_wait(timed_ns, c->count, 0, 0, m);
                 else
-                    wait = wp_estimate_wait(r->time_ns, c->count, wp_ticks_duration_ns(c->early_sum),
+                    wait = wp_estimate_wait(timed_ns, c->count, wp_ticks_duration_ns(c->early_sum),
                                             c->early_count, m);
-                plain = wp_estimate_wait(r->time_ns, c->count, 0, 0, pm);
+                plain = wp_estimate_wait(timed_ns, c->count, 0, 0, pm);
+                wait = wp_cat_scaled(c, wait);
+                plain = wp_cat_scaled(c, plain);
             }
             /* Where instances of the category were matched, their waits
              * replace the estimate (match/match.h). */
             struct wp_mcat mc = {c->site, c->fn, c->sclass, c->role};
-            int64_t measured = r->pattern != WP_PAT_NONE ? wp_match_wait(&mc, c->count, &r->ci_ns, &r->matched) : -1;
+            int64_t measured = r->pattern != WP_PAT_NONE ? wp_match_wait(&mc, wp_cat_calls(c), &r->ci_ns, &r->matched) : -1;
             if (measured >= 0) {
                 wait = (uint64_t)measured < r->time_ns ? (uint64_t)measured : r->time_ns;
-            } else if (r->pattern == WP_PAT_LATE_SENDER && c->src_count && c->src_count == c->count) {
+            } else if (r->pattern == WP_PAT_LATE_SENDER && c->src_count && c->src_count == c->count && !c->untimed) {
                 /* Not matched (WAITPROF_MATCH=0, a communicator not
                  * numbered), but the runtime source saw every call and
                  * dated the end of each one's stall: its waits, exact per

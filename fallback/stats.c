@@ -126,6 +126,7 @@ void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
 {
     into->count += from->count;
+    into->untimed += from->untimed;
     into->sum += from->sum;
     if (from->min < into->min)
         into->min = from->min;

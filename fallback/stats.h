@@ -96,6 +96,12 @@ struct wp_cat {
     uint8_t sclass, role;
     uint64_t count;
     uint64_t sum, min, max, max2; /* ticks */
+    /* Calls counted without a duration: blocking point-to-point calls that
+     * were not chosen matched instances read no clock (wrap/wrap.h,
+     * wp_count).  count, sum, the extremes and the histogram describe the
+     * timed calls; the category's calls are count + untimed, and its
+     * time and estimated wait are the timed ones' scaled to them. */
+    uint64_t untimed;
     /* Completion calls whose requests were already complete on entry (found
      * by a test before waiting): they cannot have waited, so they are kept
      * out of the minimum and counted as zero wait.  Included in count, sum,
@@ -244,6 +250,18 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
     }
     wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early, ++*c->fn_events);
     return early ? ticks : c->min;
+}
+
+/* A category's calls, timed or not, and a timed figure scaled to them. */
+static inline uint64_t wp_cat_calls(const struct wp_cat *c)
+{
+    return c->count + c->untimed;
+}
+static inline uint64_t wp_cat_scaled(const struct wp_cat *c, uint64_t timed_figure)
+{
+    if (c->untimed == 0 || c->count == 0)
+        return timed_figure;
+    return (uint64_t)((double)timed_figure * (double)(c->count + c->untimed) / (double)c->count + 0.5);
 }
 
 /* A call just recorded by wp_stats_record() was seen by a runtime stall

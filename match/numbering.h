@@ -158,6 +158,66 @@ void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int
 void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k, int side, int peer,
                       struct wp_mcomm *mc, uint64_t enter, int lr, uint64_t cause);
 
+/* Blocking sends and receives with a known partner are numbered before
+ * their PMPI call (the k-th posted receive of a channel takes its k-th
+ * message, so the number is the same either way), so that the wrapper
+ * knows whether the call is a chosen instance before it reads the clock:
+ * a call that is not chosen is not timed at all (wrap/wrap.h, wp_count).
+ * pre describes the number taken; numbered 0: none was (matching off, a
+ * nested call, a communicator or channel not numbered), and the call is
+ * numbered after it returns as before. */
+struct wp_mpre {
+    struct wp_mcomm *mc;
+    uint64_t chan, k;
+    int numbered, chosen;
+};
+/* Number a blocking send before its call; 1 when the call must be timed
+ * (chosen, or not numbered here). */
+WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
+{
+    if (!wp_match_on || depth != 0 || dest < 0)
+        return 1;
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    uint64_t k;
+    struct wp_mcache *ch = mc ? wp_match_number(mc, mc->rank, dest, tag, 0, &k) : NULL;
+    if (ch == NULL)
+        return 1;
+    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
+    p->chosen = __builtin_expect(k >= ch->next, 0) && wp_match_due(ch, k);
+    return p->chosen;
+}
+/* The same for a blocking receive from a known source with a known tag;
+ * wildcards are numbered at completion, from the status. */
+WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int tag, MPI_Comm comm)
+{
+    if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
+        return 1;
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    uint64_t k;
+    struct wp_mcache *ch = mc ? wp_match_number(mc, source, mc->rank, tag, 1, &k) : NULL;
+    if (ch == NULL)
+        return 1;
+    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
+    p->chosen = __builtin_expect(k >= ch->next, 0) && wp_match_due(ch, k);
+    return p->chosen;
+}
+/* After the call: record a chosen pre-numbered send (lr: its own wait is
+ * measured) or receive (waited from enter to now); an unrecorded receive
+ * breaks the thread's link to its last recorded one (wp_mprev). */
+WP_MATCH_HOT void wp_match_post_send(const struct wp_mpre *p, const struct wp_mcat *c, int dest, uint64_t enter,
+                                     int lr, uint64_t cause)
+{
+    if (__builtin_expect(p->chosen, 0))
+        wp_match_p2p_record(c, p->chan, p->k, 0, dest, p->mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+}
+WP_MATCH_HOT void wp_match_post_recv(const struct wp_mpre *p, const struct wp_mcat *c, int source, uint64_t enter,
+                                     uint64_t cause)
+{
+    wp_mprev.chan = 0;
+    if (__builtin_expect(p->chosen, 0))
+        wp_match_p2p_record(c, p->chan, p->k, 1, source, p->mc, enter, enter, wp_ticks(), 0, cause);
+}
+
 /* A message sent (blocking or not) on comm to dest with tag; enter is the
  * call's entry.  lr as above.  cause: what the thread computed before the
  * call (wp_thread_t.last_compute), named as the cause of its partner's

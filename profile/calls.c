@@ -52,7 +52,7 @@ static void wp_merge(struct wp_fncalls *into, const struct wp_fncalls *c)
  * (early_min). */
 static void wp_merge_cat(struct wp_fncalls *into, const struct wp_cat *c)
 {
-    struct wp_fncalls one = {.count = c->count, .sum = c->sum, .max = c->max, .max_ev = c->max_ev,
+    struct wp_fncalls one = {.count = wp_cat_calls(c), .sum = wp_cat_scaled(c, c->sum), .max = c->max, .max_ev = c->max_ev,
                              .max2 = c->max2, .max2_ev = c->max2_ev, .min = c->min, .min_ev = c->min_ev};
     if (c->early_count && (c->min == UINT64_MAX || c->early_min < c->min))
         one.min = c->early_min, one.min_ev = c->early_min_ev;
@@ -105,7 +105,7 @@ int wp_calls_write(const char *dir, int rank)
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         for (uint32_t i = 0; st && i < st->nslots; i++) {
             const struct wp_cat *c = &st->cats[i];
-            if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && c->count)
+            if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
                 wp_merge_cat(&all[c->fn], c);
         }
     }

@@ -316,16 +316,36 @@ def match_status(name, names):
     return decl, sub
 
 
+def pre_numbered(name, cls):
+    """Blocking point-to-point calls with a partner known before the call:
+    numbered before it (match/numbering.h, wp_match_pre_send/recv), and
+    timed only when they are chosen matched instances or cannot be
+    numbered there (wrap/wrap.h, wp_count).  The C full form only."""
+    return cls in RECORDED and (name in MATCH_SEND or name in MATCH_RECV)
+
+
 def match_lines(name, cls, opts, names, early, rq):
     """The numbering after a successful call of the full C form; wp_mc holds
     the call's category when the estimator recorded it."""
     out = []
     enter = "wp_t->enter_ticks"
     cause = "wp_t->last_compute"
-    if name in MATCH_SEND:
+    if name in MATCH_SEND and pre_numbered(name, cls):
+        d, t, c, lr = MATCH_SEND[name]
+        out.append("        if (wp_pre.numbered)")
+        out.append("            wp_match_post_send(&wp_pre, &wp_mc, %s, %s, %d, %s);" % (names[d], enter, lr, cause))
+        out.append("        else")
+        out.append("            wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
+    elif name in MATCH_SEND:
         d, t, c, lr = MATCH_SEND[name]
         out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
-    if name in MATCH_RECV:
+    if name in MATCH_RECV and pre_numbered(name, cls):
+        s, t, c, _ = MATCH_RECV[name]
+        out.append("        if (wp_pre.numbered)")
+        out.append("            wp_match_post_recv(&wp_pre, &wp_mc, %s, %s, %s);" % (names[s], enter, cause))
+        out.append("        else")
+        out.append("            wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
+    elif name in MATCH_RECV:
         s, t, c, _ = MATCH_RECV[name]
         out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
     if name in MATCH_SENDRECV:
@@ -377,9 +397,10 @@ def match_lines(name, cls, opts, names, early, rq):
     return out
 
 
-def traffic_lines(name, names, known=None):
+def traffic_lines(name, names, known=None, untimed=False):
     """The traffic calls of a C wrapper; known maps a size expression the
-    wrapper has already computed to the variable holding it."""
+    wrapper has already computed to the variable holding it; untimed: the
+    wrapper may have read no clock (pre_numbered)."""
     out = []
     for t in TRAFFIC.get(name, []):
         kind, args = t[0], t[1:]
@@ -395,8 +416,16 @@ def traffic_lines(name, names, known=None):
             # A wildcard receive names its sender in the status, if kept.
             src = "(%s == MPI_ANY_SOURCE && %s != MPI_STATUS_IGNORE) ? %s->MPI_SOURCE : %s" % (
                 args[2], args[4], args[4], args[2])
-            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
-                       % (name, size, src, args[3]))
+            if untimed:
+                out.append("        if (wp_timed)")
+                out.append("            wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+                           % (name, size, src, args[3]))
+                out.append("        else")
+                out.append("            wp_traffic_recv_untimed(WP_FN_%s, %s, %s, %s, wp_mean);"
+                           % (name, size, src, args[3]))
+            else:
+                out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+                           % (name, size, src, args[3]))
     if out:
         out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS) {")
         out.append("    }")
@@ -419,6 +448,26 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     hooks the runtime needs (source, init/finalize, Pcontrol)."""
     args = ", ".join(names)
     out = ["    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %d);" % (name, 0 if lean or cls in UNTIMED else 1)]
+    untimed = not lean and pre_numbered(name, cls)
+    if untimed:
+        # Numbered before the call, timed only when chosen (or when the
+        # stall source replaces the receive, or the traffic matrix times
+        # receives).
+        if name in MATCH_SEND:
+            d, t, c, _ = MATCH_SEND[name]
+            pre = "wp_match_pre_send(&wp_pre, wp_self.depth, %s, %s, %s)" % (names[d], names[t], names[c])
+        else:
+            s_, t, c, _ = MATCH_RECV[name]
+            pre = "wp_src->recv != NULL || wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
+                names[s_], names[t], names[c])
+        size, role = record_args(cls, names)
+        ubytes = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
+        urole = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
+        out = ["    struct wp_mpre wp_pre = {0};",
+               "    struct wp_cat *wp_uc = NULL;",
+               "    int wp_timed = %s ||" % pre,
+               "        (wp_uc = wp_untimed_cat(WP_FN_%s, %s, %s, WP_CALL_SITE)) == NULL;" % (name, ubytes, urole),
+               "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, wp_timed);" % name]
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
     # The stall source's hooks (mpit/source.h).  via= applies to the C
@@ -481,11 +530,22 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         if role_kind:
             role_expr = role_kind
         # The size is computed once for the estimator and the traffic count.
-        out.append("    uint64_t wp_nb = 0;")
-        out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
-        out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
-                   % (name, bytes_expr, role_expr, early))
-        out += traffic_lines(name, names, {bytes_expr: "wp_nb"})
+        if untimed:
+            # wp_mean: what an untimed receive adds to the traffic matrix's time.
+            recv = name in MATCH_RECV
+            out.append("    uint64_t wp_nb = 0%s;" % (", wp_mean = 0" if recv else ""))
+            out.append("    if (wp_t && wp_rc == MPI_SUCCESS && wp_timed)")
+            out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+                       % (name, bytes_expr, role_expr, early))
+            out.append("    else if (wp_t && wp_rc == MPI_SUCCESS)")
+            out.append("        %swp_count(wp_t, wp_uc, WP_FN_%s, wp_nb = %s, %s);"
+                       % ("wp_mean = " if recv else "(void)", name, bytes_expr, role_expr))
+        else:
+            out.append("    uint64_t wp_nb = 0;")
+            out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
+            out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+                       % (name, bytes_expr, role_expr, early))
+        out += traffic_lines(name, names, {bytes_expr: "wp_nb"}, untimed)
     else:
         out += traffic_lines(name, names)
     if not lean:

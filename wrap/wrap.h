@@ -270,6 +270,47 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
         wp_settle_recorded(t, fn, bytes, role, early, d, min);
 }
 
+/* Blocking point-to-point calls that numbering did not choose read no
+ * clock (match/numbering.h, wp_match_pre_send): they are counted in their
+ * category without a duration (fallback/stats.h, untimed).  Before such a
+ * call, wp_untimed_cat() finds its category, or returns NULL when the call
+ * must be timed anyway: one of its category's first WP_TIMED_FIRST calls,
+ * so that every category has timed calls whose figures stand for the
+ * others; a category that cannot be recorded; call paths deeper than one
+ * frame, or no estimator. */
+#define WP_TIMED_FIRST 16
+static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int fn, uint64_t bytes, int role,
+                                                                           uintptr_t site)
+{
+    if (__builtin_expect(!wp_stats_plain, 0))
+        return NULL;
+    int sclass = wp_size_class(bytes);
+    struct wp_cat *c = *wp_stats_last_slot(site, fn);
+    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
+        c = wp_stats_find(site, fn, sclass, role);
+        if (c == NULL)
+            return NULL;
+    }
+    return c->count >= WP_TIMED_FIRST ? c : NULL;
+}
+
+/* After the call: count it.  A call that a sample fell in reads the clock
+ * now, so that its samples are settled as a timed call's are: the handler
+ * dated the call at its first sample, and a sample's distance from the
+ * call's end is all the rule needs.  Returns the category's mean timed
+ * duration in ticks, which the traffic matrix's time adds for the call. */
+static inline __attribute__((always_inline)) uint64_t wp_count(wp_thread_t *t, struct wp_cat *c, int fn,
+                                                               uint64_t bytes, int role)
+{
+    c->untimed++;
+    ++*c->fn_events;
+    if (__builtin_expect(t->has_pending, 0)) {
+        uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
+        wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
+    }
+    return c->sum / c->count;
+}
+
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */
 
 /* A request handle as the key of the kind table: an int (MPICH) or a
