@@ -112,7 +112,12 @@ START_TEST(test_detail_block)
     ck_assert_ptr_nonnull(strstr(t, "\n  estimated; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
     ck_assert_ptr_nonnull(strstr(t, "== problems with the input\nnone\n"));
     char *c = get("mpi_bytes_recv.csv");
-    ck_assert_str_eq(c, "# waitprof-csv 1 mpi_bytes_recv.csv\nrank,MPI_Recv\n0,4000\n1,2000\n3,0\n");
+    ck_assert_str_eq(c, "rank,MPI_Recv\n0,4000\n1,2000\n3,0\n");
+    /* The CSVs' format and version are in report.json; no matrix files
+     * here, so no matrix CSVs are named. */
+    c = get("report.json");
+    ck_assert_ptr_nonnull(strstr(c, "\"mpi_bytes_recv.csv\":{\"format\":\"waitprof-csv\",\"version\":2,"));
+    ck_assert_ptr_null(strstr(c, "matrix_size.csv"));
     c = get("all.folded");
     ck_assert_str_eq(c, "MPI-Stall;main;f;MPI_Recv 110\nMPI-Work;main;f;MPI_Recv 15\nNot-in-MPI;main;g 175\n");
     c = get("all.diff.folded");
