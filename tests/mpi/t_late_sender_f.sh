@@ -16,8 +16,8 @@
 . "$(dirname "$0")/../lib.sh"
 [ -n "$MPIFC" ] || wp_skip "no MPI Fortran compiler"
 for prog in late_sender_f late_sender_f08; do
-    wp_check_late_sender 2 "$WP_BUILDDIR/tests/mpi/$prog" ';main;MAIN__;(.*;)?MPI_Recv$' \
-        ';main;MAIN__;__work_MOD_compute_loop(;.*)?$'
+    wp_check_late_sender 2 "$WP_BUILDDIR/tests/mpi/$prog" ';main;late_sender;(.*;)?MPI_Recv$' \
+        ';main;late_sender;work::compute_loop(;.*)?$'
     if grep -q 'MPI_Recv;.*MPI_Recv' "$WP_TMP/out-200/all.folded"; then
         wp_fail "$prog: a receive was counted twice (nested MPI_Recv frames)"
     fi

@@ -35,6 +35,15 @@ tests_unit_test_functions_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_functions_LDADD = $(CHECK_LIBS) -ldl
 endif
 
+# --- Fortran symbol names as source names (tests/unit/test_names.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_names
+TESTS += tests/unit/test_names
+tests_unit_test_names_SOURCES = tests/unit/test_names.c symbols/names.c symbols/names.h
+tests_unit_test_names_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_names_LDADD = $(CHECK_LIBS)
+endif
+
 # --- estimator units: size classes, histogram bins, category statistics, the
 # wait formula, the patterns and the report's per-function rows summed from
 # the categories (tests/unit/test_stats.c).
