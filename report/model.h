@@ -214,6 +214,11 @@ void wp_rep_ranges_print(FILE *f, const struct ranges *r);
 void wp_rep_jstr(FILE *f, const char *s);
 void wp_rep_cstr(FILE *f, const char *s);
 void wp_rep_put_path(FILE *f, const char *p, size_t max);
+/* A call site ("func (file:line)", or a call path of such frames joined by
+ * " < ") in at most w columns of out (capacity cap): what is cut is the
+ * function name of the first frame (its parameters, then its qualifiers),
+ * never that frame's file:line, which says where the call is. */
+void wp_rep_site_fit(char *out, size_t cap, const char *site, size_t w);
 double wp_rep_pct(uint64_t a, uint64_t b);
 uint64_t wp_rep_bin_low(int bin);
 uint64_t wp_rep_bin_high(int bin);
