@@ -633,7 +633,8 @@ END_TEST
  * checked: man and groff warn about nothing; the text holds no backslash
  * (an escape shown as it is) and no control character but newlines; and
  * in waitprof(1) every variable of WP_VARIABLES appears as a whole word and
- * every WAITPROF_ word is one of them. */
+ * every WAITPROF_ word is one of them, at 80 and at 100 columns (a name
+ * hyphenated at a line's end would be two words). */
 static char *run_output(const char *cmd)
 {
     FILE *p = popen(cmd, "r");
@@ -649,7 +650,7 @@ static char *run_output(const char *cmd)
     return buf;
 }
 
-static char *man_render(const char *page, int warnings_only)
+static char *man_render(const char *page, int warnings_only, int width)
 {
     const char *dir = getenv("srcdir");
     char cmd[8192];
@@ -660,8 +661,8 @@ static char *man_render(const char *page, int warnings_only)
     else if (warnings_only == 2)
         snprintf(cmd, sizeof cmd, "groff -ww -z -man '%s/%s' 2>&1", dir ? dir : ".", page);
     else
-        snprintf(cmd, sizeof cmd, "MANWIDTH=80 MANPAGER=cat PAGER=cat man -l '%s/%s' 2>/dev/null", dir ? dir : ".",
-                 page);
+        snprintf(cmd, sizeof cmd, "MANWIDTH=%d MANPAGER=cat PAGER=cat man -l '%s/%s' 2>/dev/null", width,
+                 dir ? dir : ".", page);
     return run_output(cmd);
 }
 
@@ -675,44 +676,46 @@ START_TEST(test_man_pages_render)
     static const char *const pages[] = {"doc/waitprof.1", "doc/waitprof.3"};
     for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
         for (int w = 1; w <= 2; w++) {
-            char *warn = man_render(pages[i], w);
+            char *warn = man_render(pages[i], w, 80);
             ck_assert_msg(warn[0] == '\0', "%s: %s warns: %s", pages[i], w == 1 ? "man --warnings" : "groff -ww",
                           warn);
             free(warn);
         }
-        char *text = man_render(pages[i], 0);
-        ck_assert_msg(strlen(text) > 1000, "%s renders as %zu bytes", pages[i], strlen(text));
-        for (const char *c = text; *c; c++) {
-            ck_assert_msg(*c != '\\', "%s renders a backslash: ...%.40s", pages[i], c > text + 20 ? c - 20 : text);
-            ck_assert_msg(*c == '\n' || (unsigned char)*c >= 0x20, "%s renders control character 0x%02x: ...%.40s",
-                          pages[i], (unsigned)(unsigned char)*c, c > text + 20 ? c - 20 : text);
-        }
-        if (i == 0) {
-            for (int v = 0; v < WP_VAR_COUNT; v++) {
-                const char *name = wp_var_name((enum wp_var)v);
-                size_t n = strlen(name);
-                int found = 0;
-                for (const char *p = text; !found && (p = strstr(p, name)) != NULL; p++)
-                    found = (p == text || !word_char(p[-1])) && !word_char(p[n]);
-                ck_assert_msg(found, "waitprof(1) as rendered does not show %s as a word", name);
+        for (int width = 80; width <= 100; width += 20) {
+            char *text = man_render(pages[i], 0, width);
+            ck_assert_msg(strlen(text) > 1000, "%s renders as %zu bytes", pages[i], strlen(text));
+            for (const char *c = text; *c; c++) {
+                ck_assert_msg(*c != '\\', "%s renders a backslash: ...%.40s", pages[i], c > text + 20 ? c - 20 : text);
+                ck_assert_msg(*c == '\n' || (unsigned char)*c >= 0x20, "%s renders control character 0x%02x: ...%.40s",
+                              pages[i], (unsigned)(unsigned char)*c, c > text + 20 ? c - 20 : text);
             }
-            for (const char *p = text; (p = strstr(p, "WAITPROF_")) != NULL; p++) {
-                const char *b = p, *e = p + 9;
-                while (b > text && word_char(b[-1]))
-                    b--;
-                while (word_char(*e))
-                    e++;
-                if (b == p && e == p + 9)
-                    continue; /* the prefix itself, "WAITPROF_*" */
-                int known = 0;
-                for (int v = 0; v < WP_VAR_COUNT; v++)
-                    known |= b == p && strlen(wp_var_name((enum wp_var)v)) == (size_t)(e - b) &&
-                             strncmp(b, wp_var_name((enum wp_var)v), (size_t)(e - b)) == 0;
-                ck_assert_msg(known, "waitprof(1) as rendered shows %.*s, which state/config.h does not declare",
-                              (int)(e - b), b);
+            if (i == 0) {
+                for (int v = 0; v < WP_VAR_COUNT; v++) {
+                    const char *name = wp_var_name((enum wp_var)v);
+                    size_t n = strlen(name);
+                    int found = 0;
+                    for (const char *p = text; !found && (p = strstr(p, name)) != NULL; p++)
+                        found = (p == text || !word_char(p[-1])) && !word_char(p[n]);
+                    ck_assert_msg(found, "waitprof(1) as rendered does not show %s as a word", name);
+                }
+                for (const char *p = text; (p = strstr(p, "WAITPROF_")) != NULL; p++) {
+                    const char *b = p, *e = p + 9;
+                    while (b > text && word_char(b[-1]))
+                        b--;
+                    while (word_char(*e))
+                        e++;
+                    if (b == p && e == p + 9)
+                        continue; /* the prefix itself, "WAITPROF_*" */
+                    int known = 0;
+                    for (int v = 0; v < WP_VAR_COUNT; v++)
+                        known |= b == p && strlen(wp_var_name((enum wp_var)v)) == (size_t)(e - b) &&
+                                 strncmp(b, wp_var_name((enum wp_var)v), (size_t)(e - b)) == 0;
+                    ck_assert_msg(known, "waitprof(1) as rendered shows %.*s, which state/config.h does not declare",
+                                  (int)(e - b), b);
+                }
             }
+            free(text);
         }
-        free(text);
     }
 }
 END_TEST
