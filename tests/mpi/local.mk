@@ -54,12 +54,6 @@ tests/mpi/ws_exact_f: $(srcdir)/tests/mpi/ws_exact.F90
 tests/mpi/ws_exact_f08: $(srcdir)/tests/mpi/ws_exact.F90
 	$(AM_V_GEN)$(MKDIR_P) tests/mpi/xf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/xf08 -o $@ $(srcdir)/tests/mpi/ws_exact.F90
 CLEANFILES += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
-# Fortran frame names: a module procedure and a named main program
-# (t_names_f.sh).
-check_SCRIPTS += tests/mpi/names_f
-tests/mpi/names_f: $(srcdir)/tests/mpi/names.F90
-	$(AM_V_GEN)$(MKDIR_P) tests/mpi/nf && $(MPIFC) -g -O1 -J tests/mpi/nf -o $@ $(srcdir)/tests/mpi/names.F90
-CLEANFILES += tests/mpi/names_f
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
@@ -68,11 +62,9 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
-	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh \
-	tests/mpi/t_names_f.sh
+	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/names.F90 \
-	tests/mpi/clock.h $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \

@@ -197,7 +197,7 @@ START_TEST(test_site_fit)
         const char *out;
     } t[] = {
         {"main (a.c:3)", 36, "main (a.c:3)"},
-        {"halo::exchange (names.F90:20)", 36, "halo::exchange (names.F90:20)"},
+        {"work::receive (late_sender.F90:23)", 36, "work::receive (late_sender.F90:23)"},
         {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 36, "...receive (late_sender.cpp:14)"},
         {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 45, "demo::Exchanger::receive (late_sender.cpp:14)"},
         {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 42, "...Exchanger::receive (late_sender.cpp:14)"},
