@@ -67,7 +67,12 @@ static inline int wp_file_version(enum wp_rank_file f)
 #define WP_FORMAT_WAITSTATES "waitprof-waitstates 1" /* waitstates.txt and .tsv */
 #define WP_FORMAT_SAMPLING "waitprof-sampling 1"     /* sampling.txt */
 #define WP_FORMAT_REPORT "waitprof-report 1"         /* report.txt */
-#define WP_FORMAT_CSV "waitprof-csv 1"               /* every .csv */
+/* Every .csv: its first line is its header row, so that CSV readers take
+ * the column names from it; the format name and version of each CSV the
+ * report wrote are in report.json ("csv_files").  Version 1 had a line
+ * "# waitprof-csv 1 NAME" before the header row. */
+#define WP_FORMAT_CSV_NAME "waitprof-csv"
+#define WP_FORMAT_CSV_VERSION 2
 
 /* --- MPI states --------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /* report/csv.c — the CSV files for spreadsheets: ranks.csv, the mpiP-style
  * per-rank tables per MPI function (mpi_time.csv, mpi_calls.csv, ...), and
  * the transfer matrices, whose rows are copied from the ranks'
- * rank.R.matrix files while they are written.
+ * rank.R.matrix files while they are written.  Each file's first line is
+ * its header row, which CSV readers (Python's csv.DictReader, pandas) take
+ * for the column names; a line before it would become the only column.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -10,14 +12,33 @@
 
 #include "report/model.h"
 
+const struct csv_file wp_rep_csv_files[CSV_N] = {
+    {"ranks.csv", "per rank: samples in each state and their shares, duration, dropped samples"},
+    {"mpi_time.csv", "per rank and MPI function: seconds inside the function; not_in_mpi_s: the time outside "
+                     "MPI, estimated from the samples"},
+    {"mpi_calls.csv", "per rank and MPI function: calls"},
+    {"mpi_bytes_sent.csv", "per rank and MPI function: bytes sent"},
+    {"mpi_requests_sent.csv", "per rank and MPI function: messages sent"},
+    {"mpi_bytes_recv.csv", "per rank and MPI function: bytes received (the size each receive posted)"},
+    {"mpi_requests_recv.csv", "per rank and MPI function: receives"},
+    {"matrix_size.csv", "SIZE(i,j): bytes sent from i (the rank column) to j (the column named j)"},
+    {"matrix_request.csv", "REQUEST(i,j): send calls from i (the rank column) to j (the column named j)"},
+    {"matrix_time.csv", "TIME(i,j): seconds i (the rank column) spent in blocking receives from j (the column "
+                        "named j)"},
+};
+
+/* The matrices exist only where the ranks wrote rank.R.matrix files
+ * (WAITPROF_MATRIX=1). */
+int wp_rep_csv_written(const struct run *R, int i)
+{
+    return i >= 0 && i < CSV_N && (i < CSV_MATRIX || R->have_matrix);
+}
+
 /* --- the mpiP-style per-rank tables ---------------------------------------------------------- */
 
-const char *const wp_rep_table_files[T_N] = {"mpi_time.csv", "mpi_calls.csv", "mpi_bytes_sent.csv",
-                                      "mpi_requests_sent.csv", "mpi_bytes_recv.csv", "mpi_requests_recv.csv"};
-
-void wp_rep_write_table(FILE *f, const struct run *R, int t)
+static void write_table(FILE *f, const struct run *R, int t)
 {
-    fprintf(f, "# " WP_FORMAT_CSV " %s\nrank", wp_rep_table_files[t]);
+    fputs("rank", f);
     if (t == T_TIME)
         fputs(",not_in_mpi_s", f);
     for (size_t i = 0; i < R->nfns; i++) {
@@ -55,10 +76,10 @@ void wp_rep_write_table(FILE *f, const struct run *R, int t)
     free(row);
 }
 
-void wp_rep_write_ranks_csv(FILE *f, const struct run *R)
+static void write_ranks(FILE *f, const struct run *R)
 {
-    fprintf(f, "# " WP_FORMAT_CSV " ranks.csv\nrank,status,samples,not_in_mpi,mpi_work,mpi_stall,"
-               "not_in_mpi_share,mpi_work_share,mpi_stall_share,duration_s,dropped\n");
+    fputs("rank,status,samples,not_in_mpi,mpi_work,mpi_stall,not_in_mpi_share,mpi_work_share,mpi_stall_share,"
+          "duration_s,dropped\n", f);
     for (size_t i = 0; i < R->nr; i++) {
         const struct rinfo *ri = &R->r[i];
         uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
@@ -72,16 +93,13 @@ void wp_rep_write_ranks_csv(FILE *f, const struct run *R)
 
 /* Matrix rows, streamed from the ranks' files: one row per sampled rank,
  * one column per rank of the run. */
-void wp_rep_write_matrix(FILE *f, struct run *R, int col)
+static void write_matrix(FILE *f, struct run *R, int col)
 {
-    static const char *const names[3] = {"SIZE", "REQUEST", "TIME"};
     int size = R->size;
     for (size_t i = 0; i < R->nr; i++)
         if (R->r[i].rank + 1 > size)
             size = R->r[i].rank + 1;
-    fprintf(f, "# " WP_FORMAT_CSV " matrix %s(i,j)%s\nrank", names[col],
-            col == 0 ? ": bytes sent from i to j" : col == 1 ? ": send calls from i to j"
-                                                              : ": seconds i spent in blocking receives from j");
+    fputs("rank", f);
     for (int j = 0; j < size; j++)
         fprintf(f, ",%d", j);
     fputc('\n', f);
@@ -124,4 +142,14 @@ void wp_rep_write_matrix(FILE *f, struct run *R, int col)
         fputc('\n', f);
     }
     free(row);
+}
+
+void wp_rep_write_csv(FILE *f, struct run *R, int i)
+{
+    if (i == CSV_RANKS)
+        write_ranks(f, R);
+    else if (i < CSV_MATRIX)
+        write_table(f, R, i - CSV_TABLE);
+    else
+        write_matrix(f, R, i - CSV_MATRIX);
 }

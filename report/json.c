@@ -8,7 +8,7 @@
 
 #include "report/model.h"
 
-#define JSON_SCHEMA_VERSION 1
+#define JSON_SCHEMA_VERSION 2
 
 static void json_ranges(FILE *f, const struct ranges *r)
 {
@@ -28,6 +28,19 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     else
         fputs("null", f);
     fprintf(f, ",\"state\":\"%s\",\"top\":%d},\n", o->stall_only ? "stall" : "all", o->top);
+    /* The CSVs begin with their header row, so their format and version
+     * are told here, with what each one holds. */
+    fputs("\"csv_files\":{", f);
+    for (int i = 0, n = 0; i < CSV_N; i++) {
+        if (!wp_rep_csv_written(R, i))
+            continue;
+        fputs(n++ ? ",\n " : "\n ", f);
+        wp_rep_jstr(f, wp_rep_csv_files[i].name);
+        fprintf(f, ":{\"format\":\"%s\",\"version\":%d,\"content\":", WP_FORMAT_CSV_NAME, WP_FORMAT_CSV_VERSION);
+        wp_rep_jstr(f, wp_rep_csv_files[i].content);
+        fputc('}', f);
+    }
+    fputs("},\n", f);
     fprintf(f, "\"run\":{\"ranks\":%d,\"sampled_ranks\":%zu,\"duration_s\":%.9f,\"source\":", R->size, R->nr,
             R->duration_max * 1e-9);
     wp_rep_jstr(f, R->source[0] ? R->source : "unknown");

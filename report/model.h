@@ -214,6 +214,11 @@ void wp_rep_ranges_print(FILE *f, const struct ranges *r);
 void wp_rep_jstr(FILE *f, const char *s);
 void wp_rep_cstr(FILE *f, const char *s);
 void wp_rep_put_path(FILE *f, const char *p, size_t max);
+/* A call site ("func (file:line)", or a call path of such frames joined by
+ * " < ") in at most w columns of out (capacity cap): what is cut is the
+ * function name of the first frame (its parameters, then its qualifiers),
+ * never that frame's file:line, which says where the call is. */
+void wp_rep_site_fit(char *out, size_t cap, const char *site, size_t w);
 double wp_rep_pct(uint64_t a, uint64_t b);
 uint64_t wp_rep_bin_low(int bin);
 uint64_t wp_rep_bin_high(int bin);
@@ -242,11 +247,19 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
 void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opts *o);
 void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o);
 
+/* The CSV files (report/csv.c), in the order they are written: ranks.csv,
+ * the per-rank tables (T_TIME ...) and the three transfer matrices.  Each
+ * starts with its header row; report.json names each one written with its
+ * format, version and content ("csv_files"), from this one list. */
 enum { T_TIME, T_CALLS, T_BSENT, T_RSENT, T_BRECV, T_RRECV, T_N };
-extern const char *const wp_rep_table_files[T_N];
-void wp_rep_write_table(FILE *f, const struct run *R, int t);
-void wp_rep_write_ranks_csv(FILE *f, const struct run *R);
-void wp_rep_write_matrix(FILE *f, struct run *R, int col);
+enum { CSV_RANKS, CSV_TABLE, CSV_MATRIX = CSV_TABLE + T_N, CSV_N = CSV_MATRIX + 3 };
+struct csv_file {
+    const char *name;    /* "mpi_time.csv" */
+    const char *content; /* what its rows and columns hold, for report.json */
+};
+extern const struct csv_file wp_rep_csv_files[CSV_N];
+int wp_rep_csv_written(const struct run *R, int i);
+void wp_rep_write_csv(FILE *f, struct run *R, int i);
 
 void wp_rep_write_diff_folded(FILE *f, const struct run *R);
 int wp_rep_report_diff(const char *da, const char *db, const struct wp_report_opts *opts, FILE *out,

@@ -29,9 +29,7 @@ typedef int (*emit_fn)(FILE *, struct emit_arg *);
 
 static int e_text(FILE *f, struct emit_arg *a) { wp_rep_write_text(f, a->R, a->o); return 0; }
 static int e_json(FILE *f, struct emit_arg *a) { wp_rep_write_json(f, a->R, a->o); return 0; }
-static int e_ranks(FILE *f, struct emit_arg *a) { wp_rep_write_ranks_csv(f, a->R); return 0; }
-static int e_table(FILE *f, struct emit_arg *a) { wp_rep_write_table(f, a->R, a->which); return 0; }
-static int e_matrix(FILE *f, struct emit_arg *a) { wp_rep_write_matrix(f, a->R, a->which); return 0; }
+static int e_csv(FILE *f, struct emit_arg *a) { wp_rep_write_csv(f, a->R, a->which); return 0; }
 static int e_folded(FILE *f, struct emit_arg *a) { return wp_folded_write(f, a->fold); }
 static int e_diff(FILE *f, struct emit_arg *a) { wp_rep_write_diff_folded(f, a->R); return 0; }
 static int e_svg(FILE *f, struct emit_arg *a)
@@ -89,17 +87,10 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
     rc |= emit(&R.c, outdir, "all.diff.folded", e_diff, &a);
     rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
     rc |= emit(&R.c, outdir, "summary.txt", e_summary, &a);
-    rc |= emit(&R.c, outdir, "ranks.csv", e_ranks, &a);
-    for (int t = 0; t < T_N; t++) {
-        a.which = t;
-        rc |= emit(&R.c, outdir, wp_rep_table_files[t], e_table, &a);
-    }
-    if (R.have_matrix) {
-        static const char *const mf[3] = {"matrix_size.csv", "matrix_request.csv", "matrix_time.csv"};
-        for (int t = 0; t < 3; t++) {
-            a.which = t;
-            rc |= emit(&R.c, outdir, mf[t], e_matrix, &a);
-        }
+    for (int i = 0; i < CSV_N; i++) {
+        a.which = i;
+        if (wp_rep_csv_written(&R, i))
+            rc |= emit(&R.c, outdir, wp_rep_csv_files[i].name, e_csv, &a);
     }
     /* Last, so that they list every problem found above. */
     rc |= emit(&R.c, outdir, "report.json", e_json, &a);

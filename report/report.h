@@ -11,6 +11,8 @@
  *                     per-rank tables for spreadsheets (MPInside's layout)
  *   matrix_size.csv, matrix_request.csv, matrix_time.csv
  *                     transfer matrices, when rank.R.matrix files exist
+ *                     (every CSV starts with its header row; report.json
+ *                     names its format and version in csv_files)
  *   all.folded        the merged folded stacks (loads unchanged in
  *                     flamegraph.pl, inferno and speedscope)
  *   all.diff.folded   call paths with two counts: MPI-Work then MPI-Stall

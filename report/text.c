@@ -164,10 +164,14 @@ static void write_waits(FILE *f, const struct run *R, int top)
             snprintf(how, sizeof how, "estimated");
         /* The first line takes 93 columns when the function name fits
          * its 14; a name longer than 20 shortens the site's column by the
-         * excess, so the line stays within 100. */
+         * excess, so the line stays within 100.  A site too long for its
+         * column keeps its file:line and gives up part of its function
+         * name (wp_rep_site_fit). */
         size_t fl = strlen(s->fn);
         int sw = fl > 20 ? 36 - (int)(fl - 20 < 20 ? fl - 20 : 20) : 36;
-        fprintf(f, "%-*.*s %-14s %-14s %8llu %9.3f %6.2f%%\n", sw, sw, s->site, s->fn, s->pattern,
+        char site[64];
+        wp_rep_site_fit(site, sizeof site, s->site, (size_t)sw);
+        fprintf(f, "%-*s %-14s %-14s %8llu %9.3f %6.2f%%\n", sw, site, s->fn, s->pattern,
                 (unsigned long long)s->calls, s->wait_ns * 1e-9, tot > 0 ? 100.0 * s->wait_ns * 1e-9 / tot : 0);
         fprintf(f, "  %s; wait per rank s: %s / %.3f / %.3f (%d)\n", how, mn, s->wait_ns * 1e-9 / (double)nr,
                 s->wmax * 1e-9, s->wmax_r);
@@ -188,7 +192,9 @@ static void write_imbalance(FILE *f, const struct run *R, int top)
     for (size_t i = 0; i < R->nisites && shown < (size_t)top; i++) {
         const struct site *s = &R->isites[i];
         double avg = s->time_ns * 1e-9 / (double)nr;
-        fprintf(f, "%-36.36s %-14s %12.3f %12.3f %12.3f  %d\n", s->site, s->fn, s->tmax * 1e-9, avg,
+        char site[64];
+        wp_rep_site_fit(site, sizeof site, s->site, 36);
+        fprintf(f, "%-36s %-14s %12.3f %12.3f %12.3f  %d\n", site, s->fn, s->tmax * 1e-9, avg,
                 s->tmax * 1e-9 - avg, s->tmax_r);
         shown++;
     }

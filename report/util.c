@@ -162,6 +162,85 @@ void wp_rep_put_path(FILE *f, const char *p, size_t max)
     fprintf(f, "%.*s...%s", (int)(max / 3), p, p + n - (max - max / 3 - 3));
 }
 
+/* The end of a function name's parameter list when the name ends with
+ * one ("f(int*)", "g(int) const"): the '(' that opens it, or NULL. */
+static const char *params_start(const char *name, size_t len)
+{
+    const char *close = NULL;
+    for (size_t i = len; i > 0 && close == NULL; i--)
+        if (name[i - 1] == ')')
+            close = name + i - 1;
+    if (close == NULL)
+        return NULL;
+    int depth = 0;
+    for (const char *p = close; p >= name; p--) {
+        depth += *p == ')' ? 1 : *p == '(' ? -1 : 0;
+        if (depth == 0)
+            return p > name ? p : NULL;
+    }
+    return NULL;
+}
+
+/* A function name in at most avail (>= 4) columns: whole; without its
+ * parameter list; without its leading qualifiers ("...receive"); or its
+ * start and "...". */
+static void fit_name(char *out, const char *name, size_t len, size_t avail)
+{
+    if (len > avail) {
+        const char *ps = params_start(name, len);
+        if (ps)
+            len = (size_t)(ps - name);
+    }
+    if (len <= avail) {
+        memcpy(out, name, len);
+        out[len] = '\0';
+        return;
+    }
+    /* The qualifiers at nesting depth 0 (not inside a template's <> or
+     * "(anonymous namespace)"), outermost first. */
+    int depth = 0;
+    for (size_t i = 0; i + 1 < len; i++) {
+        char c = name[i];
+        depth += (c == '<' || c == '(') ? 1 : (c == '>' || c == ')') ? -1 : 0;
+        if (depth == 0 && c == ':' && name[i + 1] == ':' && len - (i + 2) + 3 <= avail) {
+            snprintf(out, avail + 1, "...%.*s", (int)(len - (i + 2)), name + i + 2);
+            return;
+        }
+    }
+    snprintf(out, avail + 1, "%.*s...", (int)(avail - 3), name);
+}
+
+void wp_rep_site_fit(char *out, size_t cap, const char *site, size_t w)
+{
+    size_t n = strlen(site);
+    if (w + 1 > cap)
+        w = cap - 1;
+    /* The first frame ends at the call path's first joint (" < ", after its
+     * location's ')') or at the end. */
+    const char *joint = strstr(site, ") < ");
+    const char *fe = joint ? joint + 1 : site + n;
+    /* Its location: the last " (" of the frame, a parenthesis-free
+     * "file:line" up to the frame's closing ')'. */
+    const char *loc = NULL;
+    for (const char *p = site; p + 1 < fe; p++)
+        if (p[0] == ' ' && p[1] == '(')
+            loc = p;
+    if (loc && (fe[-1] != ')' || memchr(loc + 2, '(', (size_t)(fe - 1 - loc - 2)) ||
+                memchr(loc + 2, ')', (size_t)(fe - 1 - loc - 2)) || !memchr(loc + 2, ':', (size_t)(fe - loc - 2))))
+        loc = NULL;
+    size_t nl = loc ? (size_t)(fe - loc) : 0;
+    if (n <= w || (size_t)(fe - site) <= w || loc == NULL || nl + 4 > w) {
+        /* It fits, or its first frame does (the rest of the path is cut),
+         * or there is no location to keep. */
+        snprintf(out, w + 1, "%s", site);
+        return;
+    }
+    fit_name(out, site, (size_t)(loc - site), w - nl);
+    size_t k = strlen(out);
+    memcpy(out + k, loc, nl);
+    out[k + nl] = '\0';
+}
+
 /* Lower bound in microseconds of a histogram bin (fallback/stats.c). */
 uint64_t wp_rep_bin_low(int bin)
 {

@@ -1,9 +1,13 @@
 /* symbols/symbolize.c — see symbols/symbolize.h.  Uses elfutils' libdwfl on
  * the live process: it reads /proc/self/maps and each module's symbol table
- * (.symtab where the file has one, .dynsym otherwise).  Separate debug files
- * are not searched, so no debuginfod server is ever contacted. */
+ * (.symtab where the file has one, .dynsym otherwise), and the module's own
+ * DWARF for file:line and a Fortran main program's name.  Separate debug
+ * files are not searched, so no debuginfod server is ever contacted. */
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +15,7 @@
 
 #include "format/folded.h"
 #include "state/thread.h"
+#include "symbols/names.h"
 #include "symbols/symbolize.h"
 #include "state/functions.h"
 
@@ -79,6 +84,55 @@ static int wp_left_out(const char *name)
     return 0;
 }
 
+/* A Fortran main program's source name ("program NAME"): the compilers
+ * call its function MAIN__ (or _QQmain) and keep NAME only in the DWARF,
+ * on the subprogram marked DW_AT_main_subprogram.  0 when the module has
+ * no DWARF for ip or no such subprogram contains it. */
+static int wp_program_name(Dwfl_Module *mod, uintptr_t ip, char *out, size_t cap)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    int found = 0;
+    for (int i = 0; i < n && !found; i++) {
+        Dwarf_Attribute a;
+        bool main_sub = false;
+        if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram ||
+            dwarf_attr(&scopes[i], DW_AT_main_subprogram, &a) == NULL || dwarf_formflag(&a, &main_sub) != 0 ||
+            !main_sub)
+            continue;
+        const char *name = dwarf_diename(&scopes[i]);
+        if (name && name[0]) {
+            snprintf(out, cap, "%s", name);
+            found = 1;
+        }
+    }
+    free(scopes);
+    return found;
+}
+
+/* A function symbol as the program's source names it: C++ demangled
+ * (when the process carries libstdc++'s demangler), a Fortran module
+ * procedure as module::procedure, a Fortran main program by its name. */
+static void wp_source_name(struct wp_symbolizer *sy, Dwfl_Module *mod, uintptr_t ip, const char *sym, char *out,
+                           size_t cap)
+{
+    if (sy->demangle && sym[0] == '_' && sym[1] == 'Z') {
+        int status = -1;
+        char *dem = sy->demangle(sym, NULL, NULL, &status);
+        if (dem && status == 0)
+            snprintf(out, cap, "%s", dem);
+        free(dem);
+        if (status == 0)
+            return;
+    }
+    if (wp_name_is_fortran_main(sym) && wp_program_name(mod, ip, out, cap))
+        return;
+    if (!wp_name_fortran(sym, out, cap))
+        snprintf(out, cap, "%s", sym);
+}
+
 static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
 {
     char buf[1024], raw[1024];
@@ -95,12 +149,7 @@ static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
     } else if (sym) {
         if (wp_left_out(sym))
             return NULL;
-        char *dem = NULL;
-        int status = -1;
-        if (sy->demangle && sym[0] == '_' && sym[1] == 'Z')
-            dem = sy->demangle(sym, NULL, NULL, &status);
-        snprintf(raw, sizeof raw, "%s", (dem && status == 0) ? dem : sym);
-        free(dem);
+        wp_source_name(sy, mod, ip, sym, raw, sizeof raw);
     } else if (mod) {
         Dwarf_Addr start;
         const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);

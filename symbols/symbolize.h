@@ -1,8 +1,11 @@
 /* symbols/symbolize.h — turning sampled addresses into frame names.
  *
  * Contract: runs after sampling has stopped, in normal context (it reads ELF
- * files and allocates).  A frame is named by its function (C++ names
- * demangled when the program carries libstdc++), else "module+0xOFFSET",
+ * files and allocates).  A frame is named by its function as the source
+ * names it (C++ names demangled when the program carries libstdc++;
+ * Fortran module procedures as "module::procedure" and a Fortran main
+ * program by its name when the module has DWARF: symbols/names.h), else
+ * "module+0xOFFSET",
  * else "0xADDRESS".  Wrapper frames are named by the canonical MPI function
  * ("MPI_Recv" for mpi_recv_ too).  Start-up frames below main and a thread's
  * start routine (_start, __libc_start_main, start_thread, clone, waitprof's

@@ -3,6 +3,7 @@
 
   report_check.py consistency DIR       the report's numbers against the per-rank files
   report_check.py truth DIR TRUTH NP    the report against a report_imb run's truth lines
+  report_check.py csvs DIR N            every CSV in DIR as Python's csv module reads it; N files
   report_check.py foldtools FILE...     the parsing rules of flamegraph.pl, inferno, speedscope
   report_check.py png FILE              a flame graph screenshot: not blank, the state colours
   report_check.py png-stall FILE        a screenshot of an MPI-Stall-only flame graph
@@ -27,19 +28,53 @@ def fail(msg):
 
 
 def load_csv(path):
-    """A waitprof CSV: the version line, then a header row; every row as wide as the header."""
+    """A waitprof CSV as any CSV reader takes it: the first line is the header
+    row, naming every column (the first one "rank"); every row as wide as
+    the header.  The rows as csv.DictReader reads them."""
     with open(path, newline="") as f:
-        first = f.readline()
-        if not first.startswith("# waitprof-csv 1 "):
-            fail("%s: first line %r does not name the format" % (path, first))
-        rows = list(csv.DictReader(f))
-    with open(path, newline="") as f:
-        f.readline()
         raw = list(csv.reader(f))
-    for i, r in enumerate(raw):
-        if len(r) != len(raw[0]):
-            fail("%s: row %d has %d fields, the header %d" % (path, i + 1, len(r), len(raw[0])))
+    if not raw:
+        fail("%s: empty" % path)
+    hdr = raw[0]
+    if hdr[0] != "rank" or any(not h or h.startswith("#") for h in hdr) or len(set(hdr)) != len(hdr):
+        fail("%s: first line %r is not a header row naming each column once" % (path, hdr))
+    for i, r in enumerate(raw[1:]):
+        if len(r) != len(hdr):
+            fail("%s: row %d has %d fields, the header %d" % (path, i + 1, len(r), len(hdr)))
+    with open(path, newline="") as f:
+        rd = csv.DictReader(f)
+        rows = list(rd)
+        if rd.fieldnames != hdr:
+            fail("%s: csv.DictReader takes the columns %r, the header row names %r" % (path, rd.fieldnames, hdr))
     return rows
+
+
+def csvs(d, want):
+    """Every CSV in d: read with the csv module as it is (no line skipped),
+    a header row first, rows as wide as it, every cell but ranks.csv's
+    status a number, one row per rank of ranks.csv; report.json's csv_files
+    names exactly these files (format waitprof-csv 2); want: how many."""
+    paths = sorted(glob.glob(os.path.join(d, "*.csv")))
+    js = json.load(open(os.path.join(d, "report.json")))
+    listed = js["csv_files"]
+    names = [os.path.basename(p) for p in paths]
+    if sorted(listed) != names:
+        fail("report.json csv_files lists %s, the directory has %s" % (sorted(listed), names))
+    if len(names) != want:
+        fail("%d CSV files (%s), expected %d" % (len(names), names, want))
+    ranks = [r["rank"] for r in load_csv(os.path.join(d, "ranks.csv"))]
+    for p, name in zip(paths, names):
+        if listed[name]["format"] != "waitprof-csv" or listed[name]["version"] != 2:
+            fail("report.json csv_files %s: %r" % (name, listed[name]))
+        rows = load_csv(p)
+        if [r["rank"] for r in rows] != ranks:
+            fail("%s: rows for ranks %s, ranks.csv has %s" % (name, [r["rank"] for r in rows], ranks))
+        for r in rows:
+            for k, v in r.items():
+                if not (name == "ranks.csv" and k == "status") and not re.match(r"^-?[0-9]+(\.[0-9]+)?$", v):
+                    fail("%s: rank %s column %s: %r is not a number" % (name, r["rank"], k, v))
+        print("csvs: %s: %d columns %s, %d rows" % (name, len(rows[0]) if rows else 0,
+                                                   ",".join(list(rows[0])[:4]) + ",..." if rows else "", len(rows)))
 
 
 def folded_states(path):
@@ -353,6 +388,8 @@ def main():
         consistency(sys.argv[2])
     elif cmd == "truth":
         truth(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "csvs":
+        csvs(sys.argv[2], int(sys.argv[3]))
     elif cmd == "foldtools":
         foldtools(sys.argv[2:])
     elif cmd == "png":

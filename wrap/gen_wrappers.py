@@ -205,6 +205,10 @@ TRAFFIC = {
     "MPI_Irecv": [("irecv", "count", "datatype", "source", "comm")],
     "MPI_Sendrecv": [("send", "sendcount", "sendtype", "dest", "comm"),
                      ("recv", "recvcount", "recvtype", "source", "comm", "status")],
+    # One buffer both sent and received: its count and datatype size both
+    # halves, so the call counts as a send and a receive like MPI_Sendrecv.
+    "MPI_Sendrecv_replace": [("send", "count", "datatype", "dest", "comm"),
+                             ("recv", "count", "datatype", "source", "comm", "status")],
 }
 
 

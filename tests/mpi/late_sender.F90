@@ -1,10 +1,27 @@
 ! late_sender.F90: the Fortran form of late_sender.c, built twice: with
 ! 'use mpi' and, with -DWP_F08, with 'use mpi_f08'.  Rank 1
-! computes in a subroutine, then sends; rank 0 waits in MPI_RECV.
+! computes in a module procedure, then sends; rank 0 waits in MPI_RECV,
+! called from the module procedure work's receive (so that frames show as
+! work::receive, symbols/names.h).
 ! Prints "truth rank=R in_recv=S in_compute=S".
 module work
+#ifdef WP_F08
+  use mpi_f08
+#else
+  use mpi
+#endif
   implicit none
 contains
+  subroutine receive(buf)
+    integer, intent(inout) :: buf
+    integer :: ierr
+#ifdef WP_F08
+    type(MPI_Status) :: status
+#else
+    integer :: status(MPI_STATUS_SIZE)
+#endif
+    call MPI_RECV(buf, 1, MPI_INTEGER, 1, 0, MPI_COMM_WORLD, status, ierr)
+  end subroutine
   subroutine compute_loop(sec, x)
     double precision, intent(in) :: sec
     double precision, intent(inout) :: x
@@ -33,11 +50,6 @@ program late_sender
   use work
   implicit none
   integer :: ierr, rank, it, buf, iter
-#ifdef WP_F08
-  type(MPI_Status) :: status
-#else
-  integer :: status(MPI_STATUS_SIZE)
-#endif
   double precision :: delay, t0, in_recv, in_compute, x
   character(len=32) :: arg
   call MPI_INIT(ierr)
@@ -56,7 +68,7 @@ program late_sender
   do it = 1, iter
     t0 = mpi_wtime_now()
     if (rank == 0) then
-      call MPI_RECV(buf, 1, MPI_INTEGER, 1, 0, MPI_COMM_WORLD, status, ierr)
+      call receive(buf)
       in_recv = in_recv + (mpi_wtime_now() - t0)
     else if (rank == 1) then
       call compute_loop(delay, x)

@@ -130,11 +130,14 @@ EXTRA_DIST += $(WP_SELECT_TESTS)
 # The cross-rank report and `waitprof report` (report/report.h): a known
 # imbalanced program; the tool on damaged directories; the SVG in Chromium;
 # a synthetic run of 3 000 ranks.
-check_PROGRAMS += tests/mpi/report_imb
+check_PROGRAMS += tests/mpi/report_imb tests/mpi/replace
 tests_mpi_report_imb_SOURCES = tests/mpi/report_imb.c
 tests_mpi_report_imb_CFLAGS = $(WP_TEST_CFLAGS)
+# Traffic of MPI_Sendrecv_replace, of known size (t_traffic_replace.sh).
+tests_mpi_replace_SOURCES = tests/mpi/replace.c
+tests_mpi_replace_CFLAGS = $(WP_TEST_CFLAGS)
 WP_REPORT_TESTS = tests/mpi/t_report.sh tests/mpi/t_report_bad.sh tests/mpi/t_report_svg.sh \
-	tests/mpi/t_report_scale.sh
+	tests/mpi/t_report_scale.sh tests/mpi/t_traffic_replace.sh
 TESTS += $(WP_REPORT_TESTS)
 EXTRA_DIST += $(WP_REPORT_TESTS) tests/report_check.py tests/jsonschema_mini.py bench/gen_report_ranks.py \
 	bench/calls_cost.c

@@ -13,7 +13,7 @@ for prog in late_sender late_sender_f; do
     late_sender) recv=';main;MPI_Recv$' comp=';main;compute_loop(;.*)?$' ;;
     *)
         [ -n "$MPIFC" ] || { wp_note "no MPI Fortran compiler in this build: C only"; continue; }
-        recv=';main;MAIN__;(.*;)?MPI_Recv$' comp=';main;MAIN__;__work_MOD_compute_loop(;.*)?$' ;;
+        recv=';main;late_sender;(.*;)?MPI_Recv$' comp=';main;late_sender;work::compute_loop(;.*)?$' ;;
     esac
     wp_check_late_sender 2 "$WP_BUILDDIR/tests/mpi/$prog" "$recv" "$comp" 200
     out=$WP_TMP/out-200

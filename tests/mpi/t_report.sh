@@ -11,8 +11,14 @@
 #   consistency) and match the injected truth (... truth): events per rank,
 #   time in the call per rank within 5% or 20 ms, rank 0's estimated wait
 #   within 10% + 30 ms, the imbalance, bytes sent and the matrices;
-# - every CSV loads with Python's csv module; the folded files pass the
-#   parsing rules of flamegraph.pl, inferno and speedscope;
+# - every CSV the run wrote (ranks.csv, the six mpi_*.csv tables, the three
+#   matrices) reads with Python's csv module as it is: its first line is a
+#   header row naming each column, every row has as many fields as the
+#   header and one row per rank; report.json's csv_files names these ten
+#   files with format waitprof-csv 2 (tests/report_check.py csvs);
+# - an undocumented field in report.json fails the schema;
+# - the folded files pass the parsing rules of flamegraph.pl, inferno and
+#   speedscope;
 # - `waitprof report DIR` regenerates the same outputs; --ranks, --state
 #   stall, --top and --diff do what they say.
 . "$(dirname "$0")/../lib.sh"
@@ -52,6 +58,22 @@ wp_note "stderr: $(grep -A2 '^main waiting' "$WP_TMP/err25" | tr '\n' ' ')"
 [ "$(head -n 1 "$out/report.txt")" = "waitprof-report 1" ] || wp_fail "report.txt: first line is not the format"
 "$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$out/report.json" ||
     wp_fail "report.json does not validate against doc/report.schema.json"
+# The schema is strict: a field it does not name fails, at the top and
+# nested (additionalProperties false).
+"$PYTHON" - "$out/report.json" "$WP_TMP" <<'PY' || wp_fail "could not write the altered report.json copies"
+import json, sys
+j = json.load(open(sys.argv[1]))
+a = json.loads(json.dumps(j)); a["undocumented"] = 1
+b = json.loads(json.dumps(j)); b["run"]["undocumented"] = 1
+c = json.loads(json.dumps(j)); c["csv_files"]["ranks.csv"]["undocumented"] = 1
+for name, x in (("top", a), ("run", b), ("csv", c)):
+    json.dump(x, open("%s/extra-%s.json" % (sys.argv[2], name), "w"))
+PY
+for x in top run csv; do
+    "$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$WP_TMP/extra-$x.json" \
+        2>/dev/null && wp_fail "report.json with an undocumented field ($x) validates against doc/report.schema.json"
+done
+check csvs "$out" 10
 check consistency "$out"
 check truth "$out" "$WP_TMP/truth" 4
 check foldtools "$out/all.folded" "$out/all.diff.folded"
@@ -67,8 +89,8 @@ done
 # Filters.
 mkdir "$WP_TMP/f1" "$WP_TMP/f2"
 "$tool" report --quiet --ranks 0-1 --top 1 --out "$WP_TMP/f1" "$out" || wp_fail "--ranks 0-1 failed"
-[ "$(tail -n +3 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 " ] ||
-    wp_fail "--ranks 0-1: ranks.csv lists $(tail -n +3 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')"
+[ "$(tail -n +2 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 " ] ||
+    wp_fail "--ranks 0-1: ranks.csv lists $(tail -n +2 "$WP_TMP/f1/ranks.csv" | cut -d, -f1 | tr '\n' ' ')"
 "$PYTHON" - "$WP_TMP/f1/report.json" <<'PY' || wp_fail "--top 1 / --ranks 0-1 not applied to report.json"
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -10,8 +10,8 @@ tests_unit_test_report_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_report_LDADD = $(CHECK_LIBS)
 endif
 
-# --- core units: configuration, sample store, folded stacks, MPI function table
-# (tests/unit/test_{config,store,folded,functions}.c).  test_functions builds
+# --- core units: configuration, sample store, folded stacks and Fortran frame
+# names, MPI function table (tests/unit/test_{config,store,folded,functions}.c).  test_functions builds
 # state/thread.c with the generated function table rather than linking the
 # library, whose internal symbols are hidden.
 if HAVE_CHECK
@@ -25,7 +25,8 @@ tests_unit_test_config_LDADD = $(CHECK_LIBS)
 tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h state/clock.c state/clock.h
 tests_unit_test_store_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_store_LDADD = $(CHECK_LIBS)
-tests_unit_test_folded_SOURCES = tests/unit/test_folded.c format/folded.c format/folded.h
+tests_unit_test_folded_SOURCES = tests/unit/test_folded.c format/folded.c format/folded.h symbols/names.c \
+	symbols/names.h
 tests_unit_test_folded_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_folded_LDADD = $(CHECK_LIBS)
 tests_unit_test_functions_SOURCES = tests/unit/test_functions.c state/thread.c state/thread.h state/clock.c \

@@ -627,6 +627,99 @@ START_TEST(test_variables_documented)
 }
 END_TEST
 
+/* The manual pages as man(1) shows them.  The roff source can name every
+ * variable and still render garbled (a form feed typed for \fR once made
+ * "WAITPROF_STARTR, BWAITPROF_STOP" of a heading), so the rendering is
+ * checked: man and groff warn about nothing; the text holds no backslash
+ * (an escape shown as it is) and no control character but newlines; and
+ * in waitprof(1) every variable of WP_VARIABLES appears as a whole word and
+ * every WAITPROF_ word is one of them, at 80 and at 100 columns (a name
+ * hyphenated at a line's end would be two words). */
+static char *run_output(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert_msg(p != NULL, "cannot run %s", cmd);
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    size_t k;
+    while (n + 1 < cap && (k = fread(buf + n, 1, cap - 1 - n, p)) > 0)
+        n += k;
+    buf[n] = '\0';
+    pclose(p);
+    return buf;
+}
+
+static char *man_render(const char *page, int warnings_only, int width)
+{
+    const char *dir = getenv("srcdir");
+    char cmd[8192];
+    ck_assert_msg(system("command -v man >/dev/null 2>&1") == 0,
+                  "man is not installed (Debian: man-db; ./quickstart installs it)");
+    if (warnings_only == 1)
+        snprintf(cmd, sizeof cmd, "MANWIDTH=80 man --warnings -l '%s/%s' 2>&1 >/dev/null", dir ? dir : ".", page);
+    else if (warnings_only == 2)
+        snprintf(cmd, sizeof cmd, "groff -ww -z -man '%s/%s' 2>&1", dir ? dir : ".", page);
+    else
+        snprintf(cmd, sizeof cmd, "MANWIDTH=%d MANPAGER=cat PAGER=cat man -l '%s/%s' 2>/dev/null", width,
+                 dir ? dir : ".", page);
+    return run_output(cmd);
+}
+
+static int word_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+START_TEST(test_man_pages_render)
+{
+    static const char *const pages[] = {"doc/waitprof.1", "doc/waitprof.3"};
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        for (int w = 1; w <= 2; w++) {
+            char *warn = man_render(pages[i], w, 80);
+            ck_assert_msg(warn[0] == '\0', "%s: %s warns: %s", pages[i], w == 1 ? "man --warnings" : "groff -ww",
+                          warn);
+            free(warn);
+        }
+        for (int width = 80; width <= 100; width += 20) {
+            char *text = man_render(pages[i], 0, width);
+            ck_assert_msg(strlen(text) > 1000, "%s renders as %zu bytes", pages[i], strlen(text));
+            for (const char *c = text; *c; c++) {
+                ck_assert_msg(*c != '\\', "%s renders a backslash: ...%.40s", pages[i], c > text + 20 ? c - 20 : text);
+                ck_assert_msg(*c == '\n' || (unsigned char)*c >= 0x20, "%s renders control character 0x%02x: ...%.40s",
+                              pages[i], (unsigned)(unsigned char)*c, c > text + 20 ? c - 20 : text);
+            }
+            if (i == 0) {
+                for (int v = 0; v < WP_VAR_COUNT; v++) {
+                    const char *name = wp_var_name((enum wp_var)v);
+                    size_t n = strlen(name);
+                    int found = 0;
+                    for (const char *p = text; !found && (p = strstr(p, name)) != NULL; p++)
+                        found = (p == text || !word_char(p[-1])) && !word_char(p[n]);
+                    ck_assert_msg(found, "waitprof(1) as rendered does not show %s as a word", name);
+                }
+                for (const char *p = text; (p = strstr(p, "WAITPROF_")) != NULL; p++) {
+                    const char *b = p, *e = p + 9;
+                    while (b > text && word_char(b[-1]))
+                        b--;
+                    while (word_char(*e))
+                        e++;
+                    if (b == p && e == p + 9)
+                        continue; /* the prefix itself, "WAITPROF_*" */
+                    int known = 0;
+                    for (int v = 0; v < WP_VAR_COUNT; v++)
+                        known |= b == p && strlen(wp_var_name((enum wp_var)v)) == (size_t)(e - b) &&
+                                 strncmp(b, wp_var_name((enum wp_var)v), (size_t)(e - b)) == 0;
+                    ck_assert_msg(known, "waitprof(1) as rendered shows %.*s, which state/config.h does not declare",
+                                  (int)(e - b), b);
+                }
+            }
+            free(text);
+        }
+    }
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -648,6 +741,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_unknown_reported_once_each);
     tcase_add_test(tc, test_known_silent);
     tcase_add_test(tc, test_variables_documented);
+    tcase_add_test(tc, test_man_pages_render);
     suite_add_tcase(s, tc);
     return s;
 }

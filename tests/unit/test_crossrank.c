@@ -4,7 +4,8 @@
  * second-longest event with rank and event number, shortest, averages,
  * totals), histograms grouped by their fullest bin, the state shares, the
  * main waiting call path and its cause, the wait-state sums and the
- * --ranks and --state filters. */
+ * --ranks and --state filters; call sites fitted to the report's column
+ * keep their file:line. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "format/select.h"
+#include "report/model.h"
 #include "report/report.h"
 
 static char dir[64];
@@ -112,7 +114,12 @@ START_TEST(test_detail_block)
     ck_assert_ptr_nonnull(strstr(t, "\n  estimated; wait per rank s: 0 (others) / 0.153 / 0.360 (0)\n"));
     ck_assert_ptr_nonnull(strstr(t, "== problems with the input\nnone\n"));
     char *c = get("mpi_bytes_recv.csv");
-    ck_assert_str_eq(c, "# waitprof-csv 1 mpi_bytes_recv.csv\nrank,MPI_Recv\n0,4000\n1,2000\n3,0\n");
+    ck_assert_str_eq(c, "rank,MPI_Recv\n0,4000\n1,2000\n3,0\n");
+    /* The CSVs' format and version are in report.json; no matrix files
+     * here, so no matrix CSVs are named. */
+    c = get("report.json");
+    ck_assert_ptr_nonnull(strstr(c, "\"mpi_bytes_recv.csv\":{\"format\":\"waitprof-csv\",\"version\":2,"));
+    ck_assert_ptr_null(strstr(c, "matrix_size.csv"));
     c = get("all.folded");
     ck_assert_str_eq(c, "MPI-Stall;main;f;MPI_Recv 110\nMPI-Work;main;f;MPI_Recv 15\nNot-in-MPI;main;g 175\n");
     c = get("all.diff.folded");
@@ -178,12 +185,47 @@ START_TEST(test_detail_block)
 }
 END_TEST
 
+/* A site too long for its column gives up its parameters, then its
+ * qualifiers (not those inside a template's <>), then its end; never its
+ * file:line, unless the location leaves no room.  A site that fits, or
+ * whose first frame fits, is cut at the column as it is. */
+START_TEST(test_site_fit)
+{
+    static const struct {
+        const char *site;
+        size_t w;
+        const char *out;
+    } t[] = {
+        {"main (a.c:3)", 36, "main (a.c:3)"},
+        {"work::receive (late_sender.F90:23)", 36, "work::receive (late_sender.F90:23)"},
+        {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 36, "...receive (late_sender.cpp:14)"},
+        {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 45, "demo::Exchanger::receive (late_sender.cpp:14)"},
+        {"demo::Exchanger::receive(int*) (late_sender.cpp:14)", 42, "...Exchanger::receive (late_sender.cpp:14)"},
+        {"ns::Foo<a::b>::run(int) (f.cpp:9)", 20, "...run (f.cpp:9)"},
+        {"averyveryveryverylongfunctionname_without_qualifiers (x.c:1)", 36,
+         "averyveryveryverylongfunc... (x.c:1)"},
+        {"helper (a.c:13) < solve (a.c:40)", 20, "helper (a.c:13) < so"},
+        {"long::qualified::helper(double) (a.c:13) < solve (a.c:40)", 30, "...qualified::helper (a.c:13)"},
+        {"libfoo.so+0x1234567890abcdef0123456789", 20, "libfoo.so+0x12345678"},
+        {"f (a_very_long_file_name_for_this.c:12345)", 20, "f (a_very_long_file_"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char out[64];
+        wp_rep_site_fit(out, sizeof out, t[i].site, t[i].w);
+        ck_assert_msg(strcmp(out, t[i].out) == 0, "%s in %zu columns: \"%s\", expected \"%s\"", t[i].site, t[i].w,
+                      out, t[i].out);
+        ck_assert_uint_le(strlen(out), t[i].w);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("crossrank");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_detail_block);
+    tcase_add_test(tc, test_site_fit);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

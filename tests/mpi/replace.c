@@ -1,0 +1,57 @@
+/* replace: the message traffic of MPI_Sendrecv_replace, of known size.
+ *
+ *   replace [CALLS, default 100] [COUNT, default 1000]
+ *
+ * On 2 ranks: each rank exchanges its buffer of COUNT doubles with the
+ * other rank CALLS times with MPI_Sendrecv_replace, naming the other rank
+ * as the source in the first half of the calls and MPI_ANY_SOURCE (with a
+ * status, which names the sender) in the second half, so that both ways
+ * of knowing the sender are counted.  Every call sends and receives
+ * COUNT x 8 bytes: each rank sends CALLS x COUNT x 8 bytes to the other in
+ * CALLS messages and receives as many.  The program checks what it
+ * received (the sender's rank and the call's number in every element) and
+ * each rank prints "truth rank=R sent=B calls=N"; it exits 1 when the data
+ * or the status is wrong.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int calls = argc > 1 ? atoi(argv[1]) : 100;
+    int count = argc > 2 ? atoi(argv[2]) : 1000;
+    if (size != 2 || calls < 2 || count < 1) {
+        if (rank == 0)
+            fprintf(stderr, "replace: run on 2 ranks with CALLS >= 2 and COUNT >= 1\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int peer = 1 - rank, bad = 0;
+    double *buf = malloc((size_t)count * sizeof *buf);
+    if (buf == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int c = 0; c < calls; c++) {
+        for (int i = 0; i < count; i++)
+            buf[i] = rank * 1e6 + c;
+        MPI_Status st;
+        int src = c < calls / 2 ? peer : MPI_ANY_SOURCE;
+        MPI_Sendrecv_replace(buf, count, MPI_DOUBLE, peer, c, src, c, MPI_COMM_WORLD, &st);
+        int got;
+        MPI_Get_count(&st, MPI_DOUBLE, &got);
+        if (st.MPI_SOURCE != peer || got != count)
+            bad = 1;
+        for (int i = 0; i < count; i++)
+            if (buf[i] != peer * 1e6 + c)
+                bad = 1;
+    }
+    free(buf);
+    printf("truth rank=%d sent=%llu calls=%d\n", rank, (unsigned long long)calls * (unsigned long long)count * 8,
+           calls);
+    fflush(stdout);
+    MPI_Finalize();
+    return bad;
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# The message traffic of MPI_Sendrecv_replace (wrap/gen_wrappers.py
+# TRAFFIC): tests/mpi/replace.c on 2 ranks, 100 calls of 1000 doubles each
+# (half of them receiving from MPI_ANY_SOURCE), with the transfer matrices
+# on.  Each rank sent 800 000 bytes to the other in 100 messages and
+# received as many, and these figures must come out exactly:
+# - matrix_size.csv: SIZE(0,1) = SIZE(1,0) = 800000, the diagonal 0;
+#   matrix_request.csv: REQUEST(0,1) = REQUEST(1,0) = 100, the diagonal 0;
+#   matrix_time.csv: TIME(i,i) = 0;
+# - rank.R.calls, mpi_bytes_sent.csv, mpi_bytes_recv.csv,
+#   mpi_requests_sent.csv, mpi_requests_recv.csv and report.json's
+#   ranks[].functions: MPI_Sendrecv_replace sent 800000 bytes in 100
+#   requests and received as many, on each rank; report.json's functions:
+#   1 600 000 bytes each way over both ranks.
+. "$(dirname "$0")/../lib.sh"
+out=$WP_TMP/run
+WAITPROF_MATRIX=1 WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 \
+    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
+for r in 0 1; do
+    grep -q "^truth rank=$r sent=800000 calls=100$" "$WP_TMP/truth" ||
+        { cat "$WP_TMP/truth" >&2; wp_fail "no truth line for rank $r: the program's data or status was wrong"; }
+done
+"$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Sendrecv_replace traffic is not 800000 bytes in 100 messages each way"
+import csv, json, sys
+d = sys.argv[1]
+B, N, F = 800000, 100, "MPI_Sendrecv_replace"
+bad = []
+def want(what, got, exp):
+    print("[t_traffic_replace] %s = %s (expected %s)" % (what, got, exp))
+    if got != exp:
+        bad.append(what)
+def table(name):
+    with open("%s/%s" % (d, name), newline="") as f:
+        return {int(r["rank"]): r for r in csv.DictReader(f)}
+size, req, tm = table("matrix_size.csv"), table("matrix_request.csv"), table("matrix_time.csv")
+for i in (0, 1):
+    for j in (0, 1):
+        want("SIZE(%d,%d)" % (i, j), int(size[i][str(j)]), B if i != j else 0)
+        want("REQUEST(%d,%d)" % (i, j), int(req[i][str(j)]), N if i != j else 0)
+    want("TIME(%d,%d)" % (i, i), float(tm[i][str(i)]), 0.0)
+want("sum of SIZE", sum(int(v) for r in size.values() for k, v in r.items() if k != "rank"), 2 * B)
+for name, exp in (("mpi_bytes_sent.csv", B), ("mpi_bytes_recv.csv", B),
+                  ("mpi_requests_sent.csv", N), ("mpi_requests_recv.csv", N)):
+    t = table(name)
+    for r in (0, 1):
+        want("%s rank %d %s" % (name, r, F), int(t[r][F]), exp)
+for r in (0, 1):
+    with open("%s/rank.%d.calls" % (d, r)) as f:
+        lines = f.read().split("\n")
+    hdr = lines[1].split("\t")
+    row = [dict(zip(hdr, l.split("\t"))) for l in lines[2:] if l.split("\t")[0] == F]
+    want("rank.%d.calls rows for %s" % (r, F), len(row), 1)
+    for k, exp in (("bytes_sent", B), ("bytes_recv", B), ("requests_sent", N), ("requests_recv", N)):
+        if k in hdr and row:
+            want("rank.%d.calls %s" % (r, k), int(row[0][k]), exp)
+        elif row:
+            bad.append("rank.%d.calls has no column %s (header %s)" % (r, k, hdr))
+j = json.load(open("%s/report.json" % d))
+for x in j["ranks"]:
+    fn = x["functions"].get(F, {})
+    for k, exp in (("bytes_sent", B), ("bytes_recv", B), ("requests_sent", N), ("requests_recv", N)):
+        want("report.json rank %d %s" % (x["rank"], k), fn.get(k), exp)
+fn = [x for x in j["functions"] if x["function"] == F]
+want("report.json functions rows for %s" % F, len(fn), 1)
+for k, exp in (("bytes_sent", 2 * B), ("bytes_recv", 2 * B), ("requests_sent", 2 * N), ("requests_recv", 2 * N)):
+    want("report.json functions %s" % k, fn[0][k] if fn else None, exp)
+if bad:
+    print("wrong: %s" % bad, file=sys.stderr)
+    sys.exit(1)
+PY
+wp_note "MPI_Sendrecv_replace: 800000 bytes in 100 messages each way in the matrices, the tables and report.json"
