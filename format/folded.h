@@ -4,7 +4,9 @@
  * first joined by ';', one space, and a positive integer count.  Frame names
  * never contain ';', newlines or other control characters, never contain a
  * space-digit tail that a reader could take for a count, and never end in a
- * flamegraph.pl annotation such as "_[k]".  wp_folded_finish() sorts the
+ * flamegraph.pl annotation such as "_[k]" (wp_frame_sanitize), except
+ * "_[i]", which symbols/ appends to a function inlined into its caller and
+ * flamegraph.pl colours as inlined.  wp_folded_finish() sorts the
  * lines (inferno wants sorted input) and merges equal stacks by summing.
  * Normal context only: these functions allocate.
  */

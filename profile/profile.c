@@ -22,7 +22,9 @@ static void wp_profile_add(struct wp_folded *out, struct wp_symbolizer *sy, char
     size_t len = (size_t)snprintf(line, cap, "%s", wp_state_name(state));
     int at_root = 1;
     for (int k = depth - 1; k >= 0; k--) {
-        const char *name = wp_symbolizer_name(sy, ips[k], fn);
+        /* Above the leaf a frame is a return address: the call is the
+         * instruction before it, and so is the inlined code it belongs to. */
+        const char *name = wp_symbolizer_name(sy, k > 0 && ips[k] ? ips[k] - 1 : ips[k], fn);
         if (name == NULL)
             continue;
         /* glibc's start-up frames have no exported symbol; at the root of a

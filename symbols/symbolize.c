@@ -133,6 +133,44 @@ static void wp_source_name(struct wp_symbolizer *sy, Dwfl_Module *mod, uintptr_t
         snprintf(out, cap, "%s", sym);
 }
 
+/* The functions inlined at ip, outermost first, each as ";NAME_[i]" (the
+ * annotation flamegraph.pl colours as inlined; wp_frame_sanitize() keeps
+ * it out of every other name), appended to out (len bytes used, cap in
+ * all).  From the DWARF scopes that contain ip: each
+ * DW_TAG_inlined_subroutine names its function through its abstract
+ * origin, by its linkage name where it has one (C++ and Fortran module
+ * procedures, named as wp_source_name() names symbols), else by its
+ * name.  Nothing is appended when the module has no DWARF for ip. */
+static void wp_inlined(struct wp_symbolizer *sy, Dwfl_Module *mod, uintptr_t ip, char *out, size_t len, size_t cap)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    for (int i = n - 1; i >= 0; i--) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        Dwarf_Attribute a;
+        const char *nm = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
+        if (nm == NULL)
+            nm = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &a));
+        if (nm == NULL)
+            nm = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+        if (nm == NULL || nm[0] == '\0')
+            continue;
+        char raw[512], part[512];
+        wp_source_name(sy, mod, ip, nm, raw, sizeof raw);
+        wp_frame_sanitize(part, sizeof part, raw);
+        int w = snprintf(out + len, cap - len, ";%s_[i]", part);
+        if (w < 0 || (size_t)w >= cap - len) {
+            out[len] = '\0'; /* no room: the chain ends at the last whole frame */
+            break;
+        }
+        len += (size_t)w;
+    }
+    free(scopes);
+}
+
 static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
 {
     char buf[1024], raw[1024];
@@ -150,6 +188,9 @@ static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
         if (wp_left_out(sym))
             return NULL;
         wp_source_name(sy, mod, ip, sym, raw, sizeof raw);
+        wp_frame_sanitize(buf, sizeof buf, raw);
+        wp_inlined(sy, mod, ip, buf, strlen(buf), sizeof buf);
+        return strdup(buf);
     } else if (mod) {
         Dwarf_Addr start;
         const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
@@ -220,6 +261,17 @@ void wp_symbolizer_site(struct wp_symbolizer *sy, uintptr_t ret, char *buf, size
     const char *name = wp_symbolizer_name(sy, ip, 0);
     if (name == NULL)
         name = "?";
+    /* A call made in inlined code: the site is the innermost function,
+     * whose file and line the line table gives. */
+    char inner[512];
+    const char *last = strrchr(name, ';');
+    if (last) {
+        snprintf(inner, sizeof inner, "%s", last + 1);
+        size_t l = strlen(inner);
+        if (l >= 4 && strcmp(inner + l - 4, "_[i]") == 0)
+            inner[l - 4] = '\0';
+        name = inner;
+    }
     Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
     Dwfl_Line *line = mod ? dwfl_module_getsrc(mod, ip) : NULL;
     int lineno = 0;

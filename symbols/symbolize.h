@@ -6,7 +6,11 @@
  * Fortran module procedures as "module::procedure" and a Fortran main
  * program by its name when the module has DWARF: symbols/names.h), else
  * "module+0xOFFSET",
- * else "0xADDRESS".  Wrapper frames are named by the canonical MPI function
+ * else "0xADDRESS".  Where the module's DWARF says code at an address was
+ * inlined, the name is the chain "function;inlined_[i];...", outermost
+ * first, each inlined function marked "_[i]" (format/folded.h); callers
+ * pass a return address minus one, the call instruction, so that the
+ * chain is the call's.  Wrapper frames are named by the canonical MPI function
  * ("MPI_Recv" for mpi_recv_ too).  Start-up frames below main and a thread's
  * start routine (_start, __libc_start_main, start_thread, clone, waitprof's
  * own thread trampoline) are left out: NULL is returned for them.

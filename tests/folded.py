@@ -8,7 +8,8 @@ answer the questions the integration tests ask of them.
 
 The rules: one stack per line; frames root first joined by ';'; exactly one
 space then a positive integer count; no empty frame; the root frame is one of
-the three MPI states; no frame ends in a flamegraph.pl annotation (_[k] ...);
+the three MPI states; no frame ends in a flamegraph.pl annotation (_[k] ...)
+but _[i], waitprof's mark of an inlined function;
 lines sorted and each stack once (what inferno expects).
 """
 import re
@@ -32,7 +33,7 @@ def parse(path):
             for fr in frames:
                 if fr == "" or fr != fr.strip():
                     raise ValueError("%s:%d: empty or padded frame in %r" % (path, n, line[:200]))
-                if re.search(r"_\[[a-z]\]$", fr):
+                if re.search(r"_\[[a-hj-z]\]$", fr):
                     raise ValueError("%s:%d: frame ends in an annotation: %r" % (path, n, fr))
             if frames[0] not in STATES:
                 raise ValueError("%s:%d: root frame %r is not an MPI state" % (path, n, frames[0]))

@@ -290,7 +290,9 @@ def foldtools(paths):
             frames = a[0].split(";")
             if any(f == "" or f != f.strip() for f in frames):
                 fail("%s:%d: empty or padded frame" % (p, n))
-            if any(re.search(r"_\[[kwij]\]$", f) for f in frames):
+            # _[i] is waitprof's mark of an inlined function; the others
+            # would make flamegraph.pl colour a frame as kernel, JIT or waker.
+            if any(re.search(r"_\[[kwj]\]$", f) for f in frames):
                 fail("%s:%d: a frame ends in a flamegraph.pl annotation" % (p, n))
             if not diff and frames[0] not in STATES:
                 fail("%s:%d: first frame %r is not an MPI state" % (p, n, frames[0]))

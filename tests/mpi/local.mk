@@ -2,8 +2,11 @@
 # library from this build.  Programs are built by 'make check'; the scripts
 # assert the numbers they exist for (see each script's header).
 check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress tests/mpi/sleeps tests/mpi/reqkinds tests/mpi/observe \
-	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi
+	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi tests/mpi/inlined
 tests_mpi_late_sender_SOURCES = tests/mpi/late_sender.c
+# -O2: the helpers must be inlined (t_inlined.sh).
+tests_mpi_inlined_SOURCES = tests/mpi/inlined.c
+tests_mpi_inlined_CFLAGS = -g -O2
 tests_mpi_threads_SOURCES = tests/mpi/threads.c
 tests_mpi_threads_LDADD = -lpthread
 tests_mpi_sleeps_SOURCES = tests/mpi/sleeps.c
@@ -54,6 +57,12 @@ tests/mpi/ws_exact_f: $(srcdir)/tests/mpi/ws_exact.F90
 tests/mpi/ws_exact_f08: $(srcdir)/tests/mpi/ws_exact.F90
 	$(AM_V_GEN)$(MKDIR_P) tests/mpi/xf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/xf08 -o $@ $(srcdir)/tests/mpi/ws_exact.F90
 CLEANFILES += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
+# Inlined frames (t_inlined.sh): -O2, so that gfortran inlines the
+# program's internal procedures.
+check_SCRIPTS += tests/mpi/inlined_f
+tests/mpi/inlined_f: $(srcdir)/tests/mpi/inlined.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/if && $(MPIFC) -g -O2 -J tests/mpi/if -o $@ $(srcdir)/tests/mpi/inlined.F90
+CLEANFILES += tests/mpi/inlined_f
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
@@ -62,9 +71,11 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
-	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh tests/mpi/t_firstcontact.sh
+	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh \
+	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/clock.h $(WP_MPI_TESTS)
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
+	$(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \
