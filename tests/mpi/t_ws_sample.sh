@@ -95,6 +95,16 @@ within() {
     return 1
 }
 
+# sampled PREFIX WHY LOW TRY — the stated interval ci between LOW x
+# exp_core and 2 x exp (WHY says where they come from), and the scaled wait
+# got within it (plus d) of the truth; 1 (after saying so) when one is
+# outside before the last try.
+sampled() {
+    within "$1""95% interval half-width, s ($2)" "$ci" "$(wp_calc "$exp_core * $3")" "$(wp_calc "$exp * 2")" "$4" &&
+        within "$1""rank 0 MPI_Recv wait scaled from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
+            "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" "$4"
+}
+
 try=1
 while :; do
     run 1 $try
@@ -117,12 +127,7 @@ while :; do
     # all its waits, and without the late ones.
     half() { awk -v s="$1" -v m="$m" -v r="$((n - 16))" 'BEGIN { printf "%.6f", 1.96 * s * r / sqrt(m) * sqrt(1 - m / r) }'; }
     exp=$(half "$sd") exp_core=$(half "$sd_core")
-    ok=1
-    within "95% interval half-width, s (the program's spread gives $exp, $exp_core without its $late late waits)" "$ci" \
-        "$(wp_calc "$exp_core * 0.6")" "$(wp_calc "$exp * 2")" $try || ok=0
-    [ $ok = 1 ] && within "rank 0 MPI_Recv wait scaled from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
-        "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try || ok=0
-    [ $ok = 1 ] && break
+    sampled "" "the program's spread gives $exp, $exp_core without its $late late waits" 0.6 $try && break
     try=$((try + 1))
 done
 # For doc/design.md: the matched instances a +-5 % interval needs, from
@@ -135,11 +140,6 @@ while :; do
     m=$((matched - 16)) d=$(wp_calc "0.002 + $truth * 0.01")
     halfb() { awk -v s="$1" -v m="$m" -v r="$((n - 16))" 'BEGIN { printf "%.6f", 1.96 * (s / 4) / sqrt(m / 4) * r * sqrt(1 - m / r) }'; }
     exp=$(halfb "$sdb") exp_core=$(halfb "$sdb_core") single=$(half "$sd")
-    ok=1
-    within "waits alike in blocks of 4: 95% interval half-width, s (the program's block sums give $exp, $exp_core without the blocks of its $late late waits; single waits would give $single)" "$ci" \
-        "$(wp_calc "$exp_core * 0.7")" "$(wp_calc "$exp * 2")" $try || ok=0
-    [ $ok = 1 ] && within "waits alike in blocks of 4: rank 0 MPI_Recv wait scaled from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
-        "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try || ok=0
-    [ $ok = 1 ] && break
+    sampled "waits alike in blocks of 4: " "the program's block sums give $exp, $exp_core without the blocks of its $late late waits; single waits would give $single" 0.7 $try && break
     try=$((try + 1))
 done
