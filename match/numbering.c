@@ -423,8 +423,12 @@ static inline uint32_t wp_pend_bucket(uintptr_t key)
 static void wp_pend_remove(struct wp_pendrecv *e)
 {
     uint32_t i = (uint32_t)(e - pend);
+    /* A saturated count stays saturated: it no longer knows how many
+     * entries it stands for, and counting it down could reach zero while
+     * entries of the bucket are still in flight. */
     uint8_t *f = &pend_filter[wp_pend_bucket(e->key)];
-    __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
+    if (*f < 255)
+        __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
         uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;
