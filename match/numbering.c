@@ -533,7 +533,7 @@ void wp_match_irecv_chosen(MPI_Request req, struct wp_mcomm *mc, uint64_t chan, 
     wp_pend_recv(key, mc, chan, k, source, tag, 0, enter, cause);
 }
 
-void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause)
+void wp_match_irecv_wild(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause)
 {
     struct wp_mcomm *mc = wp_match_comm(comm);
     uintptr_t key = wp_rkey(req);
@@ -541,17 +541,7 @@ void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, ui
         wp_match_forget(req);
         return;
     }
-    int wild = source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG;
-    uint64_t chan = 0, k = 0;
-    if (!wild) {
-        chan = wp_match_channel(mc->id, source, mc->rank, tag);
-        k = wp_match_next(chan, 1);
-        if (k == UINT64_MAX || !wp_match_chosen(k, wp_match_bits)) {
-            wp_match_forget(req);
-            return;
-        }
-    }
-    wp_pend_recv(key, mc, chan, k, source, tag, wild, enter, cause);
+    wp_pend_recv(key, mc, 0, 0, source, tag, 1, enter, cause);
 }
 
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)

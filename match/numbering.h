@@ -171,35 +171,42 @@ struct wp_mpre {
     uint64_t chan, k;
     int numbered, chosen;
 };
-/* Number a blocking send before its call; 1 when the call must be timed
- * (chosen, or not numbered here). */
+/* Whether number k of the thread's channel slot ch is chosen: a number
+ * below the slot's next one worth hashing costs one comparison. */
+WP_MATCH_HOT int wp_match_slot_chosen(struct wp_mcache *ch, uint64_t k)
+{
+    return __builtin_expect(k >= ch->next, 0) && wp_match_due(ch, k);
+}
+/* Number a blocking call on channel (from, to) of comm before its call;
+ * 1 when the call must be timed (chosen, or not numbered here).  from or
+ * to is -1 for this rank. */
+WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_Comm comm, int dir)
+{
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    uint64_t k;
+    struct wp_mcache *ch = NULL;
+    if (mc != NULL)
+        ch = wp_match_number(mc, from < 0 ? mc->rank : from, to < 0 ? mc->rank : to, tag, dir, &k);
+    if (ch == NULL)
+        return 1;
+    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
+    p->chosen = wp_match_slot_chosen(ch, k);
+    return p->chosen;
+}
+/* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
 {
     if (!wp_match_on || depth != 0 || dest < 0)
         return 1;
-    struct wp_mcomm *mc = wp_match_comm(comm);
-    uint64_t k;
-    struct wp_mcache *ch = mc ? wp_match_number(mc, mc->rank, dest, tag, 0, &k) : NULL;
-    if (ch == NULL)
-        return 1;
-    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
-    p->chosen = __builtin_expect(k >= ch->next, 0) && wp_match_due(ch, k);
-    return p->chosen;
+    return wp_match_pre(p, -1, dest, tag, comm, 0);
 }
-/* The same for a blocking receive from a known source with a known tag;
- * wildcards are numbered at completion, from the status. */
+/* A blocking receive from a known source with a known tag; wildcards are
+ * numbered at completion, from the status. */
 WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int tag, MPI_Comm comm)
 {
     if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
         return 1;
-    struct wp_mcomm *mc = wp_match_comm(comm);
-    uint64_t k;
-    struct wp_mcache *ch = mc ? wp_match_number(mc, source, mc->rank, tag, 1, &k) : NULL;
-    if (ch == NULL)
-        return 1;
-    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
-    p->chosen = __builtin_expect(k >= ch->next, 0) && wp_match_due(ch, k);
-    return p->chosen;
+    return wp_match_pre(p, source, -1, tag, comm, 1);
 }
 /* After the call: record a chosen pre-numbered send (lr: its own wait is
  * measured) or receive (waited from enter to now); an unrecorded receive
@@ -268,7 +275,8 @@ WP_MATCH_HOT void wp_match_recv(const struct wp_mcat *c, int source, int tag, MP
  * the same handle value, it is forgotten. */
 void wp_match_forget(MPI_Request req);
 
-void wp_match_irecv_slow(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
+/* A wildcard receive: followed to its completion, numbered there. */
+void wp_match_irecv_wild(MPI_Request req, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
 /* A chosen receive with a known source: followed to its completion. */
 void wp_match_irecv_chosen(MPI_Request req, struct wp_mcomm *mc, uint64_t chan, uint64_t k, int source, int tag,
                            uint64_t enter, uint64_t cause);
@@ -278,7 +286,7 @@ WP_MATCH_HOT void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm 
     if (source == MPI_PROC_NULL)
         return;
     if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
-        wp_match_irecv_slow(req, source, tag, comm, enter, cause);
+        wp_match_irecv_wild(req, source, tag, comm, enter, cause);
         return;
     }
     /* Numbered as a blocking receive is, through the thread's channel
@@ -286,7 +294,7 @@ WP_MATCH_HOT void wp_match_irecv(MPI_Request req, int source, int tag, MPI_Comm 
     struct wp_mcomm *mc = wp_match_comm(comm);
     uint64_t k;
     struct wp_mcache *ch = mc ? wp_match_number(mc, source, mc->rank, tag, 1, &k) : NULL;
-    if (__builtin_expect(ch != NULL && k >= ch->next, 0) && wp_match_due(ch, k)) {
+    if (ch != NULL && wp_match_slot_chosen(ch, k)) {
         wp_match_irecv_chosen(req, mc, ch->chan, k, source, tag, enter, cause);
         return;
     }
