@@ -485,13 +485,8 @@ __attribute__((destructor)) static void wp_never_initialized(void)
     const char *pid = getenv("_WAITPROF_LAUNCHER_PID");
     if (wp_init_called || pid == NULL || atol(pid) != (long)getpid() || wp_abi_launcher_rank() > 0)
         return;
-    char name[64] = "the program";
-    FILE *f = fopen("/proc/self/comm", "r");
-    if (f) {
-        if (fgets(name, sizeof name, f))
-            name[strcspn(name, "\n")] = '\0';
-        fclose(f);
-    }
+    /* glibc sets the program's name from argv[0] before any constructor. */
+    const char *name = program_invocation_short_name;
     wp_log_always("waitprof: %s, the program waitprof started, ended without calling MPI_Init and was not "
                   "profiled; waitprof profiles the processes that call MPI_Init (its children only if they do), "
                   "so start it after the launcher: mpirun -np N waitprof ./app",
