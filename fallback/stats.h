@@ -232,6 +232,19 @@ static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int
 }
 
 
+/* The category of (site, fn, sclass, role): from wp_stats_last when it is
+ * there (cached), else from the table (wp_stats_find, which caches it);
+ * NULL when it cannot be recorded, or with cached_only when it is not in
+ * wp_stats_last. */
+static inline __attribute__((always_inline)) struct wp_cat *wp_stats_cat(uintptr_t site, int fn, int sclass, int role,
+                                                                         int cached_only)
+{
+    struct wp_cat *c = *wp_stats_last_slot(site, fn);
+    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0))
+        return cached_only ? NULL : wp_stats_find(site, fn, sclass, role);
+    return c;
+}
+
 /* Record one call.  Normal context; the first call of a thread reserves its
  * table.  Returns the minimum duration so far (ticks, this call included) of
  * the call's (function, size class, role) at this call site, or the call's
@@ -241,13 +254,9 @@ static inline __attribute__((always_inline)) uint64_t wp_stats_record(int fn, ui
                                        int early)
 {
     uint64_t ticks = t1 > t0 ? t1 - t0 : 0;
-    int sclass = wp_size_class(bytes);
-    struct wp_cat *c = *wp_stats_last_slot(site, fn);
-    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
-        c = wp_stats_find(site, fn, sclass, role);
-        if (c == NULL)
-            return ticks;
-    }
+    struct wp_cat *c = wp_stats_cat(site, fn, wp_size_class(bytes), role, 0);
+    if (c == NULL)
+        return ticks;
     wp_cat_add_bin(c, ticks, wp_hist_bin_ticks(ticks), early, ++*c->fn_events);
     return early ? ticks : c->min;
 }
@@ -268,8 +277,8 @@ static inline uint64_t wp_cat_scaled(const struct wp_cat *c, uint64_t timed_figu
  * source, which says it waited wait ticks.  Cold: only such calls. */
 static inline void wp_stats_source(uintptr_t site, int fn, int sclass, int role, uint64_t wait)
 {
-    struct wp_cat *c = *wp_stats_last_slot(site, fn);
-    if (c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role))
+    struct wp_cat *c = wp_stats_cat(site, fn, sclass, role, 1);
+    if (c == NULL)
         return; /* not recorded (a full table) */
     c->src_count++;
     c->src_sum += wait;

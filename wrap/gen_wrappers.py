@@ -334,24 +334,22 @@ def match_lines(name, cls, opts, names, early, rq):
     out = []
     enter = "wp_t->enter_ticks"
     cause = "wp_t->last_compute"
-    if name in MATCH_SEND and pre_numbered(name, cls):
+    # A call numbered before it (pre_numbered) is recorded from wp_pre; the
+    # numbering after the call stays for the calls that were not.
+    pre = pre_numbered(name, cls)
+    def numbered(post, after):
+        if pre:
+            out.extend(["        if (wp_pre.numbered)", "            " + post, "        else", "            " + after])
+        else:
+            out.append("        " + after)
+    if name in MATCH_SEND:
         d, t, c, lr = MATCH_SEND[name]
-        out.append("        if (wp_pre.numbered)")
-        out.append("            wp_match_post_send(&wp_pre, &wp_mc, %s, %s, %d, %s);" % (names[d], enter, lr, cause))
-        out.append("        else")
-        out.append("            wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
-    elif name in MATCH_SEND:
-        d, t, c, lr = MATCH_SEND[name]
-        out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
-    if name in MATCH_RECV and pre_numbered(name, cls):
+        numbered("wp_match_post_send(&wp_pre, &wp_mc, %s, %s, %d, %s);" % (names[d], enter, lr, cause),
+                 "wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
+    if name in MATCH_RECV:
         s, t, c, _ = MATCH_RECV[name]
-        out.append("        if (wp_pre.numbered)")
-        out.append("            wp_match_post_recv(&wp_pre, &wp_mc, %s, %s, %s);" % (names[s], enter, cause))
-        out.append("        else")
-        out.append("            wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
-    elif name in MATCH_RECV:
-        s, t, c, _ = MATCH_RECV[name]
-        out.append("        wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
+        numbered("wp_match_post_recv(&wp_pre, &wp_mc, %s, %s, %s);" % (names[s], enter, cause),
+                 "wp_match_recv(&wp_mc, %s, %s, %s, wp_msts, %s, %s);" % (names[s], names[t], names[c], enter, cause))
     if name in MATCH_SENDRECV:
         d, st, s, rt, c, _ = MATCH_SENDRECV[name]
         out.append("        wp_match_send(&wp_mc, %s, %s, %s, %s, 0, %s);" % (names[d], names[st], names[c], enter, cause))
@@ -401,10 +399,11 @@ def match_lines(name, cls, opts, names, early, rq):
     return out
 
 
-def traffic_lines(name, names, known=None, untimed=False):
+def traffic_lines(name, names, known=None):
     """The traffic calls of a C wrapper; known maps a size expression the
-    wrapper has already computed to the variable holding it; untimed: the
-    wrapper may have read no clock (pre_numbered)."""
+    wrapper has already computed to the variable holding it.  A receive
+    that read no clock (pre_numbered) has enter_ticks 0 and adds no time
+    to the matrix, which is only kept when receives are timed."""
     out = []
     for t in TRAFFIC.get(name, []):
         kind, args = t[0], t[1:]
@@ -420,16 +419,8 @@ def traffic_lines(name, names, known=None, untimed=False):
             # A wildcard receive names its sender in the status, if kept.
             src = "(%s == MPI_ANY_SOURCE && %s != MPI_STATUS_IGNORE) ? %s->MPI_SOURCE : %s" % (
                 args[2], args[4], args[4], args[2])
-            if untimed:
-                out.append("        if (wp_timed)")
-                out.append("            wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
-                           % (name, size, src, args[3]))
-                out.append("        else")
-                out.append("            wp_traffic_recv_untimed(WP_FN_%s, %s, %s, %s, wp_mean);"
-                           % (name, size, src, args[3]))
-            else:
-                out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
-                           % (name, size, src, args[3]))
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+                       % (name, size, src, args[3]))
     if out:
         out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS) {")
         out.append("    }")
@@ -465,12 +456,13 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             pre = "wp_src->recv != NULL || wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
                 names[s_], names[t], names[c])
         size, role = record_args(cls, names)
-        ubytes = "wp_bytes(%s, %s)" % (names[size[0]], names[size[1]]) if size else "0"
         urole = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
         out = ["    struct wp_mpre wp_pre = {0};",
                "    struct wp_cat *wp_uc = NULL;",
+               "    uint64_t wp_nb = 0;",
                "    int wp_timed = %s ||" % pre,
-               "        (wp_uc = wp_untimed_cat(WP_FN_%s, %s, %s, WP_CALL_SITE)) == NULL;" % (name, ubytes, urole),
+               "        (wp_uc = wp_untimed_cat(WP_FN_%s, %s, %s, %s, WP_CALL_SITE, &wp_nb)) == NULL;"
+               % (name, names[size[0]], names[size[1]], urole),
                "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, wp_timed);" % name]
     if "before" in opts:
         out.append("    if (wp_t) %s();" % opts["before"])
@@ -535,21 +527,18 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             role_expr = role_kind
         # The size is computed once for the estimator and the traffic count.
         if untimed:
-            # wp_mean: what an untimed receive adds to the traffic matrix's time.
-            recv = name in MATCH_RECV
-            out.append("    uint64_t wp_nb = 0%s;" % (", wp_mean = 0" if recv else ""))
+            # An untimed call's bytes were counted before it (wp_untimed_cat).
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS && wp_timed)")
             out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
             out.append("    else if (wp_t && wp_rc == MPI_SUCCESS)")
-            out.append("        %swp_count(wp_t, wp_uc, WP_FN_%s, wp_nb = %s, %s);"
-                       % ("wp_mean = " if recv else "(void)", name, bytes_expr, role_expr))
+            out.append("        wp_count(wp_t, wp_uc, WP_FN_%s, wp_nb, %s);" % (name, role_expr))
         else:
             out.append("    uint64_t wp_nb = 0;")
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
             out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
-        out += traffic_lines(name, names, {bytes_expr: "wp_nb"}, untimed)
+        out += traffic_lines(name, names, {bytes_expr: "wp_nb"})
     else:
         out += traffic_lines(name, names)
     if not lean:

@@ -81,16 +81,6 @@ void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm)
     }
 }
 
-void wp_traffic_recv_untimed(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t dur)
-{
-    wp_traffic_recv(fn, bytes, source, comm, 0);
-    if (wp_mx && dur && fn > 0 && fn < WP_FN_COUNT && source != MPI_PROC_NULL) {
-        int j = wp_world_rank(source, comm);
-        if (j >= 0 && j < wp_mx_size)
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], dur, __ATOMIC_RELAXED);
-    }
-}
-
 void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks)
 {
     struct wp_traffic_table *t = wp_traffic_mine();
@@ -99,7 +89,8 @@ void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
     /* ticks is the receive's entry time: TIME(i,j) adds its duration.  The
-     * clock is read only with the matrix on. */
+     * clock is read only with the matrix on (with it on, the wrappers time
+     * every blocking receive: wrap/gen_wrappers.py, pre_numbered). */
     if (wp_mx && ticks) {
         int j = wp_world_rank(source, comm);
         if (j >= 0 && j < wp_mx_size)

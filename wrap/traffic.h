@@ -46,8 +46,5 @@ void wp_traffic_init(int rank, int size, int matrix);
 
 void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
 void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
-/* The same for a receive that read no clock (wrap/wrap.h, wp_count):
- * TIME(i,j) adds dur, its category's mean duration in ticks. */
-void wp_traffic_recv_untimed(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t dur);
 
 #endif

@@ -183,6 +183,22 @@ static inline uint64_t wp_bytes(long long count, MPI_Datatype dt)
     return sz > 0 ? (uint64_t)count * (uint64_t)sz : 0;
 }
 
+/* The same before the call, from the thread's cached size only: 1 and the
+ * bytes in *nb when the datatype is the cached one (or count is not
+ * positive), else 0.  A datatype is only asked about after a successful
+ * call (wp_bytes), so a call with an invalid one still fails in MPI as
+ * the program wrote it. */
+static inline int wp_bytes_cached(long long count, MPI_Datatype dt, uint64_t *nb)
+{
+    *nb = 0;
+    if (count <= 0)
+        return 1;
+    if (dt != wp_tc_type || __atomic_load_n(&wp_type_gen, __ATOMIC_RELAXED) != wp_tc_gen || wp_tc_size <= 0)
+        return 0;
+    *nb = (uint64_t)count * (uint64_t)wp_tc_size;
+    return 1;
+}
+
 static inline uint64_t wp_fbytes(const void *count, const void *dt)
 {
     return wp_bytes(*(const MPI_Fint *)count, PMPI_Type_f2c(*(const MPI_Fint *)dt));
@@ -276,31 +292,25 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
  * call, wp_untimed_cat() finds its category, or returns NULL when the call
  * must be timed anyway: one of its category's first WP_TIMED_FIRST calls,
  * so that every category has timed calls whose figures stand for the
- * others; a category that cannot be recorded; call paths deeper than one
- * frame, or no estimator. */
+ * others; a datatype whose size the thread has not cached (wp_bytes_cached:
+ * its first call with it); a category that cannot be recorded; call paths
+ * deeper than one frame, or no estimator.  *nb receives the call's bytes. */
 #define WP_TIMED_FIRST 16
-static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int fn, uint64_t bytes, int role,
-                                                                           uintptr_t site)
+static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int fn, long long count, MPI_Datatype dt,
+                                                                           int role, uintptr_t site, uint64_t *nb)
 {
-    if (__builtin_expect(!wp_stats_plain, 0))
+    if (__builtin_expect(!wp_stats_plain, 0) || !wp_bytes_cached(count, dt, nb))
         return NULL;
-    int sclass = wp_size_class(bytes);
-    struct wp_cat *c = *wp_stats_last_slot(site, fn);
-    if (__builtin_expect(c == NULL || c->site != site || wp_cat_key_of(c) != wp_cat_key(fn, sclass, role), 0)) {
-        c = wp_stats_find(site, fn, sclass, role);
-        if (c == NULL)
-            return NULL;
-    }
-    return c->count >= WP_TIMED_FIRST ? c : NULL;
+    struct wp_cat *c = wp_stats_cat(site, fn, wp_size_class(*nb), role, 0);
+    return c && c->count >= WP_TIMED_FIRST ? c : NULL;
 }
 
 /* After the call: count it.  A call that a sample fell in reads the clock
  * now, so that its samples are settled as a timed call's are: the handler
  * dated the call at its first sample, and a sample's distance from the
- * call's end is all the rule needs.  Returns the category's mean timed
- * duration in ticks, which the traffic matrix's time adds for the call. */
-static inline __attribute__((always_inline)) uint64_t wp_count(wp_thread_t *t, struct wp_cat *c, int fn,
-                                                               uint64_t bytes, int role)
+ * call's end is all the rule needs. */
+static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, int fn, uint64_t bytes,
+                                                           int role)
 {
     c->untimed++;
     ++*c->fn_events;
@@ -308,7 +318,6 @@ static inline __attribute__((always_inline)) uint64_t wp_count(wp_thread_t *t, s
         uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
         wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
     }
-    return c->sum / c->count;
 }
 
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */
