@@ -50,6 +50,20 @@ double wp_rep_run_total_s(const struct run *R)
     return t;
 }
 
+double wp_rep_rank_state_s(const struct rinfo *ri, int st)
+{
+    uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
+    return a ? ri->duration_ns * 1e-9 * (double)ri->st[st] / (double)a : 0;
+}
+
+double wp_rep_state_s(const struct run *R, int st)
+{
+    double t = 0;
+    for (size_t i = 0; i < R->nr; i++)
+        t += wp_rep_rank_state_s(&R->r[i], st);
+    return t;
+}
+
 /* --- orders by MPI-Stall ---------------------------------------------------------------- */
 
 static int path_stall_cmp(const void *a, const void *b)

@@ -60,10 +60,8 @@ static void write_table(FILE *f, const struct run *R, int t)
         }
         fprintf(f, "%d", ri->rank);
         if (t == T_TIME) {
-            /* Time outside MPI: the Not-in-MPI share of the samples times
-             * the rank's duration (an estimate from sampling). */
-            uint64_t a = ri->st[0] + ri->st[1] + ri->st[2];
-            fprintf(f, ",%.6f", a ? ri->duration_ns * 1e-9 * (double)ri->st[WP_STATE_NOT_IN_MPI] / (double)a : 0);
+            /* Time outside MPI: an estimate from sampling. */
+            fprintf(f, ",%.6f", wp_rep_rank_state_s(ri, WP_STATE_NOT_IN_MPI));
         }
         for (size_t k = 0; k < R->nfns; k++) {
             if (t == T_TIME)

@@ -237,6 +237,10 @@ void wp_rep_run_free(struct run *R);
 void wp_rep_state_mm(const struct run *R, int st, struct mm *m);
 uint64_t wp_rep_total_samples(const struct run *R, int st);
 double wp_rep_run_total_s(const struct run *R);
+/* Seconds in state st: a rank's duration times its share of samples in st
+ * (an estimate from sampling), for one rank and summed over the ranks. */
+double wp_rep_rank_state_s(const struct rinfo *ri, int st);
+double wp_rep_state_s(const struct run *R, int st);
 int wp_rep_rinfo_stall_cmp(const void *a, const void *b);
 const struct path **wp_rep_top_stall(const struct run *R, size_t *n);
 void wp_rep_to_folded(const struct run *R, struct wp_folded *out);
@@ -244,7 +248,7 @@ void wp_rep_to_folded(const struct run *R, struct wp_folded *out);
 /* --- the writers: report/text.c, json.c, csv.c, diff.c --------------------------- */
 
 void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts *o);
-void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opts *o);
+void wp_rep_write_short(FILE *f, const struct run *R);
 void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o);
 
 /* The CSV files (report/csv.c), in the order they are written: ranks.csv,

@@ -96,7 +96,7 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
     rc |= emit(&R.c, outdir, "report.json", e_json, &a);
     rc |= emit(&R.c, outdir, "report.txt", e_text, &a);
     if (short_out)
-        wp_rep_write_short(short_out, &R, &o);
+        wp_rep_write_short(short_out, &R);
     wp_folded_free(&fold);
     int bad = R.c.bad;
     wp_rep_run_free(&R);

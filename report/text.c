@@ -9,7 +9,8 @@
 
 #include "report/model.h"
 
-static void write_run(FILE *f, const struct run *R, int short_form)
+/* The run in two lines: ranks, duration, stall source, rate; samples. */
+static void write_run(FILE *f, const struct run *R)
 {
     struct ranges sampled = {0};
     for (size_t i = 0; i < R->nr; i++)
@@ -24,28 +25,40 @@ static void write_run(FILE *f, const struct run *R, int short_form)
     if (R->nmeta_partial)
         fprintf(f, "; %d rank%s wrote a partial profile", R->nmeta_partial, R->nmeta_partial == 1 ? "" : "s");
     fputc('\n', f);
-    if (!short_form) {
-        if (R->mpi[0])
-            fprintf(f, "mpi: %s\n", R->mpi);
-        for (size_t i = 0; i < R->nextra; i++)
-            fprintf(f, "%s\n", R->extra[i]);
-    }
     free(sampled.lo);
     free(sampled.hi);
 }
 
+/* The settings and counters of the meta files, for whoever checks how the
+ * run was measured: last in report.txt, never on the first screen. */
+static void write_meta(FILE *f, const struct run *R)
+{
+    if (R->mpi[0])
+        fprintf(f, "mpi: %s\n", R->mpi);
+    for (size_t i = 0; i < R->nextra; i++)
+        fprintf(f, "%s\n", R->extra[i]);
+}
+
+/* Seconds and shares per state: seconds summed over the ranks and per
+ * rank on average (each rank's duration times its share of samples, an
+ * estimate from sampling), then the share of samples overall and its
+ * spread over the ranks. */
 static void write_states(FILE *f, const struct run *R)
 {
     uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
-    fprintf(f, "%-11s %8s   %-16s %8s   %-16s\n", "state", "overall", "min (rank)", "avg", "max (rank)");
+    size_t nr = R->nr ? R->nr : 1;
+    fprintf(f, "%-11s %9s %8s %8s   %-16s %7s   %s\n", "state", "sum s", "s/rank", "overall", "min (rank)", "avg",
+            "max (rank)");
     for (int s = 0; s < WP_STATE_COUNT; s++) {
         struct mm m;
         wp_rep_state_mm(R, s, &m);
         char a[32], b[32];
         snprintf(a, sizeof a, "%.1f%% (%d)", m.min, m.rmin);
         snprintf(b, sizeof b, "%.1f%% (%d)", m.max, m.rmax);
-        fprintf(f, "%-11s %7.1f%%   %-16s %7.1f%%   %-16s\n", wp_state_name(s),
-                wp_rep_pct(wp_rep_total_samples(R, s), all), a, m.n ? m.sum / (double)m.n : 0, b);
+        double secs = wp_rep_state_s(R, s);
+        fprintf(f, "%-11s %9.3f %8.3f %7.1f%%   %-16s %6.1f%%   %s\n", wp_state_name(s), secs,
+                secs / (double)nr, wp_rep_pct(wp_rep_total_samples(R, s), all), a, m.n ? m.sum / (double)m.n : 0,
+                b);
     }
 }
 
@@ -281,19 +294,20 @@ static void write_functions(FILE *f, const struct run *R)
     }
 }
 
+/* report.txt: what a person reads first (the largest cause, seconds per
+ * state, the main waiting call path, the run in two lines), then the
+ * tables, and the meta files' settings and counters last. */
 void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
     fprintf(f, "%s\n", WP_FORMAT_REPORT);
     fprintf(f, "waitprof report of %s%s\n\n", R->c.dir, o->stall_only ? " (MPI-Stall samples only)" : "");
     if (o->ranks)
         fprintf(f, "ranks selected: %s\n\n", o->ranks);
-    fprintf(f, "== the run\n");
-    write_run(f, R, 0);
-    fprintf(f, "\n== where the time went: share of samples, overall and per rank\n");
-    write_states(f, R);
-    fprintf(f, "\n== the main waiting call path\n");
+    fprintf(f, "== where the time went\n");
     write_cause(f, R);
+    write_states(f, R);
     write_main(f, R);
+    write_run(f, R);
     fprintf(f, "\n== ranks by MPI-Stall share (max first; top %d)\n", o->top);
     fprintf(f, "%6s %8s %8s %11s %10s  %s\n", "rank", "stall", "work", "not-in-mpi", "samples", "status");
     const struct rinfo **v = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *v);
@@ -316,26 +330,32 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     write_imbalance(f, R, o->top);
     fprintf(f, "\n== MPI functions (calls that may wait), reduced over ranks\n");
     write_functions(f, R);
-    fprintf(f, "== problems with the input\n");
+    fprintf(f, "== how the run was measured: settings and counters (rank.R.meta)\n");
+    write_meta(f, R);
+    fprintf(f, "\n== problems with the input\n");
     for (size_t i = 0; i < R->c.nproblems; i++)
         fprintf(f, "%s\n", R->c.problems[i]);
     if (R->c.nproblems == 0)
         fprintf(f, "none\n");
 }
 
-void wp_rep_write_short(FILE *f, const struct run *R, const struct wp_report_opts *o)
+/* The first screen, on stderr at the end of a run: the largest cause
+ * first (or the run line when nothing was matched), seconds per state,
+ * the main waiting call path, then the run, the top stall paths and two
+ * wait-state rows; within 25 lines with the line the runtime adds. */
+void wp_rep_write_short(FILE *f, const struct run *R)
 {
     fprintf(f, "waitprof report: ");
-    write_cause(f, R);
-    write_run(f, R, 1);
+    if (R->ncauses)
+        write_cause(f, R);
+    else
+        write_run(f, R);
     write_states(f, R);
     write_main(f, R);
+    if (R->ncauses)
+        write_run(f, R);
     fprintf(f, "top MPI-Stall call paths:\n");
-    struct wp_report_opts s = *o;
-    s.top = 5;
-    write_top_paths(f, R, s.top);
-    /* Two sites of two lines each: with the cause, five stall paths and
-     * the line the runtime adds, the screen stays within 25 lines. */
+    write_top_paths(f, R, 5);
     fprintf(f, "wait states:\n");
     write_waits(f, R, 2);
 }
