@@ -63,11 +63,12 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     for (int s = 0; s < WP_STATE_COUNT; s++) {
         struct mm m;
         wp_rep_state_mm(R, s, &m);
-        fprintf(f, "%s{\"state\":\"%s\",\"samples\":%llu,\"share\":%.6f,\"min\":%.6f,\"min_rank\":%d,"
-                   "\"avg\":%.6f,\"max\":%.6f,\"max_rank\":%d}",
-                s ? "," : "", wp_state_name(s), (unsigned long long)wp_rep_total_samples(R, s),
-                wp_rep_pct(wp_rep_total_samples(R, s), all) / 100, m.min / 100, m.rmin,
-                m.n ? m.sum / (double)m.n / 100 : 0, m.max / 100, m.rmax);
+        double secs = wp_rep_state_s(R, s);
+        fprintf(f, "%s{\"state\":\"%s\",\"samples\":%llu,\"seconds\":%.6f,\"seconds_per_rank\":%.6f,"
+                   "\"share\":%.6f,\"min\":%.6f,\"min_rank\":%d,\"avg\":%.6f,\"max\":%.6f,\"max_rank\":%d}",
+                s ? "," : "", wp_state_name(s), (unsigned long long)wp_rep_total_samples(R, s), secs,
+                R->nr ? secs / (double)R->nr : 0, wp_rep_pct(wp_rep_total_samples(R, s), all) / 100, m.min / 100,
+                m.rmin, m.n ? m.sum / (double)m.n / 100 : 0, m.max / 100, m.rmax);
     }
     fprintf(f, "],\n\"main_wait\":");
     if (R->main) {

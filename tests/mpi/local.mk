@@ -148,7 +148,7 @@ tests_mpi_report_imb_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_replace_SOURCES = tests/mpi/replace.c
 tests_mpi_replace_CFLAGS = $(WP_TEST_CFLAGS)
 WP_REPORT_TESTS = tests/mpi/t_report.sh tests/mpi/t_report_bad.sh tests/mpi/t_report_svg.sh \
-	tests/mpi/t_report_scale.sh tests/mpi/t_traffic_replace.sh
+	tests/mpi/t_report_scale.sh tests/mpi/t_traffic_replace.sh tests/mpi/t_doc_report.sh
 TESTS += $(WP_REPORT_TESTS)
 EXTRA_DIST += $(WP_REPORT_TESTS) tests/report_check.py tests/jsonschema_mini.py bench/gen_report_ranks.py \
 	bench/calls_cost.c
