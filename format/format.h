@@ -29,7 +29,8 @@
     X(WAITS, "waits", "waitprof-waits", 1)      /* wait-state categories of the estimator (TSV) */            \
     X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */  \
     X(CAUSES, "causes", "waitprof-causes", 1)   /* who caused this rank's measured waits (TSV) */     \
-    X(PATHS, "paths", "waitprof-paths", 1)      /* this rank's computations that caused waits (TSV) */
+    X(PATHS, "paths", "waitprof-paths", 1)      /* this rank's computations that caused waits (TSV) */ \
+    X(FRAMES, "frames", "waitprof-frames", 1)   /* where each frame's function is defined (TSV) */
 
 enum wp_rank_file {
 #define WP_X_(id, suffix, format, version) WP_FILE_##id,

@@ -14,19 +14,33 @@
 #include "state/clock.h"
 #include "state/thread.h"
 
+/* A frame's definition as a line of rank.R.frames, collected in a folded
+ * set so that equal lines merge (wp_symbolizer_frame_locs). */
+static void wp_frame_line(void *arg, const char *frame, const char *file, int line, int inlined)
+{
+    char buf[2400];
+    int n = snprintf(buf, sizeof buf, "%s\t%d\t%s\t%d", frame, inlined, file ? file : "", file ? line : 0);
+    if (n > 0 && (size_t)n < sizeof buf && strchr(file ? file : "", '\t') == NULL)
+        wp_folded_add(arg, buf, (size_t)n, 1);
+}
+
 /* One folded line, state frame first, then the frames ips[0..depth) root
- * first; added to out with count. */
-static void wp_profile_add(struct wp_folded *out, struct wp_symbolizer *sy, char *line, size_t cap, int state,
-                           int fn, const uintptr_t *ips, int depth, uint64_t count)
+ * first; added to out with count.  With frames, each frame's definition
+ * is added there (rank.R.frames). */
+static void wp_profile_add(struct wp_folded *out, struct wp_folded *frames, struct wp_symbolizer *sy, char *line,
+                           size_t cap, int state, int fn, const uintptr_t *ips, int depth, uint64_t count)
 {
     size_t len = (size_t)snprintf(line, cap, "%s", wp_state_name(state));
     int at_root = 1;
     for (int k = depth - 1; k >= 0; k--) {
         /* Above the leaf a frame is a return address: the call is the
          * instruction before it, and so is the inlined code it belongs to. */
-        const char *name = wp_symbolizer_name(sy, k > 0 && ips[k] ? ips[k] - 1 : ips[k], fn);
+        uintptr_t ip = k > 0 && ips[k] ? ips[k] - 1 : ips[k];
+        const char *name = wp_symbolizer_name(sy, ip, fn);
         if (name == NULL)
             continue;
+        if (frames)
+            wp_symbolizer_frame_locs(sy, ip, wp_frame_line, frames);
         /* glibc's start-up frames have no exported symbol; at the root of a
          * stack they say nothing about the program. */
         if (at_root && strncmp(name, "libc.so.", 8) == 0)
@@ -42,7 +56,7 @@ static void wp_profile_add(struct wp_folded *out, struct wp_symbolizer *sy, char
     wp_folded_add(out, line, len, count);
 }
 
-int wp_profile_build(struct wp_folded *out)
+int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
 {
     struct wp_symbolizer *sy = wp_symbolizer_new();
     if (sy == NULL)
@@ -67,8 +81,8 @@ int wp_profile_build(struct wp_folded *out)
                 continue;
             /* A held sample is classified now, against the global minimum
              * (fallback/estimate.h). */
-            wp_profile_add(out, sy, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off], e->depth,
-                           e->count);
+            wp_profile_add(out, frames, sy, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off],
+                           e->depth, e->count);
         }
         /* A call still in progress at an abnormal end (its thread's
          * samples were never settled): as the quick writer does
@@ -76,13 +90,15 @@ int wp_profile_build(struct wp_folded *out)
         const struct wp_pending *p = s->pending;
         uint64_t stall, all = wp_estimate_pending_split(p, now, &stall);
         if (stall > 0)
-            wp_profile_add(out, sy, line, cap, WAITPROF_STATE_STALL, p->fn, p->ips, p->depth, stall);
+            wp_profile_add(out, frames, sy, line, cap, WAITPROF_STATE_STALL, p->fn, p->ips, p->depth, stall);
         if (all > stall)
-            wp_profile_add(out, sy, line, cap, WAITPROF_STATE_WORK, p->fn, p->ips, p->depth, all - stall);
+            wp_profile_add(out, frames, sy, line, cap, WAITPROF_STATE_WORK, p->fn, p->ips, p->depth, all - stall);
     }
     free(line);
     wp_symbolizer_free(sy);
     wp_folded_finish(out);
+    if (frames)
+        wp_folded_finish(frames);
     return 0;
 }
 
@@ -133,6 +149,28 @@ int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
     return wp_profile_write_file(path, f);
 }
 
+int wp_profile_write_frames(const char *dir, int rank, const struct wp_folded *frames)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FRAMES));
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *fp = fopen(tmp, "w");
+    if (fp == NULL)
+        return -1;
+    fprintf(fp, "# %s %d\nframe\tinlined\tfile\tline\n", wp_file_format(WP_FILE_FRAMES),
+            wp_file_version(WP_FILE_FRAMES));
+    for (size_t i = 0; i < frames->n; i++)
+        fprintf(fp, "%s\n", frames->lines[i].stack);
+    int rc = ferror(fp) ? -1 : 0;
+    if (fclose(fp) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0)
+        remove(tmp);
+    return rc;
+}
+
 int wp_profile_write_paths(const char *dir, int rank)
 {
     char path[4200];
@@ -157,7 +195,7 @@ int wp_profile_write_paths(const char *dir, int rank)
             if (!e->used || e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
                 continue;
             /* The folded line of the entry, without its state frame. */
-            wp_profile_add(&one, sy, line, cap, e->state, e->fn, &s->arena[e->off], e->depth, 1);
+            wp_profile_add(&one, NULL, sy, line, cap, e->state, e->fn, &s->arena[e->off], e->depth, 1);
             wp_folded_finish(&one);
             const char *text = one.n ? one.lines[0].stack : "";
             const char *semi = strchr(text, ';');

@@ -15,9 +15,15 @@
 
 #include "format/folded.h"
 
-int wp_profile_build(struct wp_folded *out);
+/* frames, when not NULL, receives one line per frame name of out with
+ * where its function is defined: "frame\tinlined\tfile\tline" (symbols/
+ * symbolize.h, wp_symbolizer_frame_locs), as a sorted set. */
+int wp_profile_build(struct wp_folded *out, struct wp_folded *frames);
 int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f);
 int wp_profile_write_file(const char *path, const struct wp_folded *f);
+/* rank.R.frames: the lines wp_profile_build() collected in frames, under
+ * the format line and a header row (format/format.h). */
+int wp_profile_write_frames(const char *dir, int rank, const struct wp_folded *frames);
 /* rank.R.paths: the call paths (root first, ';'-joined) of this rank's
  * computations that caused waits on other ranks, by the hash the partners'
  * rank.R.causes name them with (match/match.h).  After matching. */

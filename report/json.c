@@ -17,6 +17,54 @@ static void json_ranges(FILE *f, const struct ranges *r)
     fputc('"', f);
 }
 
+/* Each frame of the paths named above (main_wait, causes,
+ * top_stall_paths), once, with where its function is defined (rank.R.frames):
+ * a tool can open the source of any frame it shows. */
+static void frames_of(struct pmap *seen, const char *path)
+{
+    for (const char *p = path; p && *p;) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len)
+            wp_rep_pmap_get(seen, p, len);
+        p = end ? end + 1 : NULL;
+    }
+}
+
+static void write_frames(FILE *f, const struct run *R, const struct wp_report_opts *o)
+{
+    struct pmap seen = {0};
+    if (R->main)
+        frames_of(&seen, R->main->path);
+    for (size_t i = 0; i < R->ncauses; i++)
+        frames_of(&seen, R->causes[i].path);
+    size_t n;
+    const struct path **v = wp_rep_top_stall(R, &n);
+    for (size_t i = 0; i < n && i < (size_t)o->top; i++)
+        frames_of(&seen, v[i]->path);
+    free(v);
+    int first = 1;
+    for (size_t i = 0; i < seen.n; i++) {
+        const char *name = seen.v[i].path;
+        const struct path *known = wp_rep_pmap_find(&R->frames, name, strlen(name));
+        /* A name rank.R.frames does not list (an MPI function, a frame
+         * named module+offset, a run without the files) is left out. */
+        if (known == NULL)
+            continue;
+        const struct floc *l = &R->floc[known - R->frames.v];
+        fprintf(f, "%s\n ", first ? "" : ",");
+        first = 0;
+        wp_rep_jstr(f, name);
+        fprintf(f, ":{\"inlined\":%s,\"file\":", l->inlined ? "true" : "false");
+        if (l->file)
+            wp_rep_jstr(f, l->file);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"line\":%d}", l->line);
+    }
+    wp_rep_pmap_free(&seen);
+}
+
 void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
     uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
@@ -215,7 +263,9 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
         }
         fputs("}}", f);
     }
-    fprintf(f, "],\n\"problems\":[");
+    fprintf(f, "],\n\"frames\":{");
+    write_frames(f, R, o);
+    fprintf(f, "},\n\"problems\":[");
     for (size_t i = 0; i < R->c.nproblems; i++) {
         fputs(i ? "," : "", f);
         wp_rep_jstr(f, R->c.problems[i]);

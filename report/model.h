@@ -65,6 +65,13 @@ struct ranges {
 
 /* --- the model ------------------------------------------------------------------ */
 
+/* Where a frame's function is defined (rank.R.frames): file NULL when
+ * DWARF did not say. */
+struct floc {
+    char *file;
+    int line, inlined;
+};
+
 /* A call path of the merged profile, with its samples per state. */
 struct path {
     char *path; /* without the state frame */
@@ -191,6 +198,10 @@ struct run {
     int cause_rank;
     struct cause *causes;    /* largest short_s + long_s first */
     size_t ncauses;
+    /* Where each frame's function is defined, from rank.R.frames: the
+     * names in frames.v[i].path, their locations in floc[i]. */
+    struct pmap frames;
+    struct floc *floc;
 };
 
 /* A state's share of the samples over the ranks that have samples. */
@@ -224,6 +235,8 @@ uint64_t wp_rep_bin_low(int bin);
 uint64_t wp_rep_bin_high(int bin);
 
 struct path *wp_rep_pmap_get(struct pmap *m, const char *s, size_t n);
+/* The same without adding: NULL when s is not in m. */
+const struct path *wp_rep_pmap_find(const struct pmap *m, const char *s, size_t n);
 void wp_rep_pmap_free(struct pmap *m);
 
 /* --- report/read.c: a run directory into the model ------------------------------- */

@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,8 @@ enum {
     F_WAITS = 1u << WP_FILE_WAITS,
     F_MATRIX = 1u << WP_FILE_MATRIX,
     F_CAUSES = 1u << WP_FILE_CAUSES,
-    F_PATHS = 1u << WP_FILE_PATHS
+    F_PATHS = 1u << WP_FILE_PATHS,
+    F_FRAMES = 1u << WP_FILE_FRAMES
 };
 
 static int rank_cmp(const void *a, const void *b)
@@ -648,6 +650,34 @@ static void load_causes(struct run *R, const char *dir)
         qsort(R->causes[i].w, R->causes[i].nw, sizeof *R->causes[i].w, cwait_cmp);
 }
 
+/* frame, inlined (0 or 1), file ("" when unknown), line.  The first rank
+ * that gives a frame a file names it: the same function's definition on
+ * every rank, unless two functions share a name (C static functions in
+ * different files), where the lowest rank's is kept. */
+static int frames_row(struct run *R, struct rinfo *ri, char *line)
+{
+    (void)ri;
+    char *f[5];
+    if (split_tab(line, f, 5) != 4 || f[0][0] == '\0' || (strcmp(f[1], "0") && strcmp(f[1], "1")))
+        return 0;
+    char *end;
+    long ln = strtol(f[3], &end, 10);
+    if (*end || ln < 0 || ln > INT_MAX)
+        return 0;
+    size_t before = R->frames.n;
+    struct path *p = wp_rep_pmap_get(&R->frames, f[0], strlen(f[0]));
+    size_t i = (size_t)(p - R->frames.v);
+    if (R->frames.n > before) {
+        R->floc = wp_rep_xrealloc(R->floc, R->frames.cap * sizeof *R->floc);
+        R->floc[i] = (struct floc){NULL, 0, f[1][0] == '1'};
+    }
+    if (R->floc[i].file == NULL && f[2][0]) {
+        R->floc[i].file = strdup(f[2]);
+        R->floc[i].line = (int)ln;
+    }
+    return 1;
+}
+
 static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
 {
     char path[4400], name[4400];
@@ -671,6 +701,9 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
             read_waits(R, ri, path, name);
         if (ri->files & F_MATRIX)
             R->have_matrix = 1;
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_FRAMES));
+        if (ri->files & F_FRAMES)
+            read_rank_tsv(R, ri, path, path, WP_FILE_FRAMES, 0, frames_row);
         if (ri->duration_ns > R->duration_max)
             R->duration_max = ri->duration_ns;
         R->samples += ri->samples ? ri->samples : ri->st[0] + ri->st[1] + ri->st[2];
@@ -730,6 +763,10 @@ static int imb_cmp(const void *a, const void *b)
 void wp_rep_run_free(struct run *R)
 {
     wp_rep_pmap_free(&R->paths);
+    for (size_t i = 0; i < R->frames.n; i++)
+        free(R->floc[i].file);
+    free(R->floc);
+    wp_rep_pmap_free(&R->frames);
     for (size_t i = 0; i < R->nfns; i++) {
         free(R->fns[i].ranks.lo);
         free(R->fns[i].ranks.hi);

@@ -304,6 +304,18 @@ struct path *wp_rep_pmap_get(struct pmap *m, const char *s, size_t n)
     return p;
 }
 
+const struct path *wp_rep_pmap_find(const struct pmap *m, const char *s, size_t n)
+{
+    if (m->nslots == 0)
+        return NULL;
+    for (size_t k = hash(s, n) & (m->nslots - 1); m->slot[k] != UINT32_MAX; k = (k + 1) & (m->nslots - 1)) {
+        const struct path *p = &m->v[m->slot[k]];
+        if (strncmp(p->path, s, n) == 0 && p->path[n] == '\0')
+            return p;
+    }
+    return NULL;
+}
+
 void wp_rep_pmap_free(struct pmap *m)
 {
     for (size_t i = 0; i < m->n; i++)

@@ -275,11 +275,17 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
         wp_meta_write_sig(wp_run.dir, wp_run.rank, status);
     }
-    if (wp_profile_build(mine) != 0 || wp_profile_write_rank(wp_run.dir, wp_run.rank, mine) != 0) {
+    struct wp_folded frames = {0};
+    if (wp_profile_build(mine, &frames) != 0 || wp_profile_write_rank(wp_run.dir, wp_run.rank, mine) != 0) {
         wp_log_always("waitprof: rank %d: symbolized profile not written (%s); writing raw frames",
                       wp_run.rank, strerror(errno));
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+    } else if (wp_profile_write_frames(wp_run.dir, wp_run.rank, &frames) != 0) {
+        wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.frames (%s); the report gives no source "
+                      "locations for this rank's frames",
+                      wp_run.rank, wp_run.dir, wp_run.rank, strerror(errno));
     }
+    wp_folded_free(&frames);
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));

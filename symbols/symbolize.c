@@ -5,6 +5,7 @@
  * files are not searched, so no debuginfod server is ever contacted. */
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <limits.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@ struct wp_sym_entry {
     uintptr_t ip;
     char *name; /* NULL: left out */
     int used;
+    int located; /* wp_symbolizer_frame_locs() has reported it */
 };
 
 struct wp_symbolizer {
@@ -84,16 +86,43 @@ static int wp_left_out(const char *name)
     return 0;
 }
 
+/* The DWARF scopes that contain ip, innermost first, as the code is laid
+ * out: every level of inlined calls, then the function they were inlined
+ * into, then its compilation unit (*cu).  dwarf_getscopes() alone leaves
+ * the inlined levels after the innermost out: from an inlined subroutine
+ * it goes on with the scopes of its abstract definition.  The innermost
+ * scope's own parents (dwarf_getscopes_die) are the concrete chain.
+ * Returns how many (0 without DWARF for ip); free *scopes. */
+static int wp_scopes(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf_Die **cu)
+{
+    Dwarf_Addr bias = 0;
+    *cu = dwfl_module_addrdie(mod, ip, &bias);
+    *scopes = NULL;
+    Dwarf_Die *found = NULL;
+    int n = *cu ? dwarf_getscopes(*cu, ip - bias, &found) : 0;
+    if (n <= 0) {
+        free(found);
+        return 0;
+    }
+    Dwarf_Die inner = found[0];
+    free(found);
+    n = dwarf_getscopes_die(&inner, scopes);
+    if (n <= 0) {
+        free(*scopes);
+        *scopes = NULL;
+        return 0;
+    }
+    return n;
+}
+
 /* A Fortran main program's source name ("program NAME"): the compilers
  * call its function MAIN__ (or _QQmain) and keep NAME only in the DWARF,
  * on the subprogram marked DW_AT_main_subprogram.  0 when the module has
  * no DWARF for ip or no such subprogram contains it. */
 static int wp_program_name(Dwfl_Module *mod, uintptr_t ip, char *out, size_t cap)
 {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    Dwarf_Die *scopes = NULL, *cu;
+    int n = wp_scopes(mod, ip, &scopes, &cu);
     int found = 0;
     for (int i = 0; i < n && !found; i++) {
         Dwarf_Attribute a;
@@ -143,10 +172,8 @@ static void wp_source_name(struct wp_symbolizer *sy, Dwfl_Module *mod, uintptr_t
  * name.  Nothing is appended when the module has no DWARF for ip. */
 static void wp_inlined(struct wp_symbolizer *sy, Dwfl_Module *mod, uintptr_t ip, char *out, size_t len, size_t cap)
 {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, ip, &bias);
-    Dwarf_Die *scopes = NULL;
-    int n = cu ? dwarf_getscopes(cu, ip - bias, &scopes) : 0;
+    Dwarf_Die *scopes = NULL, *cu;
+    int n = wp_scopes(mod, ip, &scopes, &cu);
     for (int i = n - 1; i >= 0; i--) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
@@ -223,24 +250,31 @@ static int wp_grow(struct wp_symbolizer *sy)
     return 0;
 }
 
-const char *wp_symbolizer_name(struct wp_symbolizer *sy, uintptr_t ip, int fn)
+/* ip's entry in the cache, named on first use; NULL when memory ran out. */
+static struct wp_sym_entry *wp_entry(struct wp_symbolizer *sy, uintptr_t ip, int fn)
 {
     if (sy->n * 2 >= sy->cap && wp_grow(sy) != 0)
-        return "??";
+        return NULL;
     /* Wrapper frames depend on fn only when symbols are missing; key them
      * apart so that such a frame never takes another call's name. */
     uintptr_t key = wp_is_wrapper_ip(ip) ? ip ^ ((uintptr_t)fn << 48) : ip;
     size_t j = (key * 11400714819323198485ull) & (sy->cap - 1);
     while (sy->tab[j].used) {
         if (sy->tab[j].ip == key)
-            return sy->tab[j].name;
+            return &sy->tab[j];
         j = (j + 1) & (sy->cap - 1);
     }
     sy->tab[j].used = 1;
     sy->tab[j].ip = key;
     sy->tab[j].name = wp_lookup(sy, ip, fn);
     sy->n++;
-    return sy->tab[j].name;
+    return &sy->tab[j];
+}
+
+const char *wp_symbolizer_name(struct wp_symbolizer *sy, uintptr_t ip, int fn)
+{
+    struct wp_sym_entry *e = wp_entry(sy, ip, fn);
+    return e ? e->name : "??";
 }
 
 void wp_symbolizer_free(struct wp_symbolizer *sy)
@@ -284,4 +318,84 @@ void wp_symbolizer_site(struct wp_symbolizer *sy, uintptr_t ret, char *buf, size
     } else {
         snprintf(buf, cap, "%s", name);
     }
+}
+
+/* The file and line where die's function is declared: on the DIE, or on
+ * what it refers to (an inlined or out-of-line instance's abstract origin,
+ * a C++ member's declaration in its class).  A relative file name is
+ * joined to the compilation directory, and made canonical when the file is
+ * still there.  out is "" and *line 0 when DWARF does not say. */
+static void wp_decl(Dwarf_Die *cu, Dwarf_Die *die, char *out, size_t cap, int *line)
+{
+    Dwarf_Die d = *die, ref;
+    const char *file = NULL;
+    for (int hops = 0; hops < 4; hops++) {
+        file = dwarf_decl_file(&d);
+        if (file != NULL)
+            break;
+        Dwarf_Attribute a;
+        if ((dwarf_attr(&d, DW_AT_abstract_origin, &a) == NULL && dwarf_attr(&d, DW_AT_specification, &a) == NULL) ||
+            dwarf_formref_die(&a, &ref) == NULL)
+            break;
+        d = ref;
+    }
+    out[0] = '\0';
+    *line = 0;
+    if (file == NULL || dwarf_decl_line(&d, line) != 0) {
+        *line = 0;
+        return;
+    }
+    Dwarf_Attribute a;
+    const char *dir = file[0] == '/' ? NULL : dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+    char joined[PATH_MAX];
+    snprintf(joined, sizeof joined, "%s%s%s", dir ? dir : "", dir ? "/" : "", file);
+    if (realpath(joined, out) == NULL || strlen(out) >= cap)
+        snprintf(out, cap, "%s", joined);
+}
+
+void wp_symbolizer_frame_locs(struct wp_symbolizer *sy, uintptr_t ip, wp_frame_loc_fn *cb, void *arg)
+{
+    /* Each address once: the callers pass every frame of every stack. */
+    struct wp_sym_entry *e = wp_entry(sy, ip, 0);
+    if (e == NULL || e->located)
+        return;
+    e->located = 1;
+    const char *chain = e->name;
+    Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
+    if (chain == NULL || mod == NULL || mod == sy->self || wp_is_wrapper_ip(ip) ||
+        dwfl_module_addrname(mod, ip) == NULL)
+        return;
+    Dwarf_Die *scopes = NULL, *cu;
+    int n = wp_scopes(mod, ip, &scopes, &cu);
+    /* The name's frames, outermost first, are the function and then the
+     * inlined scopes from the outermost in (wp_inlined): walk both
+     * together, so each frame gets its own scope's declaration. */
+    const char *p = chain;
+    int i = n - 1;
+    while (i >= 0 && dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+        i--;
+    for (int first = 1; *p; first = 0) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        Dwarf_Die *die = NULL;
+        if (first) {
+            die = i >= 0 ? &scopes[i] : NULL;
+        } else {
+            while (--i >= 0 && dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+                ;
+            die = i >= 0 ? &scopes[i] : NULL;
+        }
+        char file[PATH_MAX];
+        int line = 0;
+        file[0] = '\0';
+        if (die)
+            wp_decl(cu, die, file, sizeof file, &line);
+        char name[1024];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        cb(arg, name, file[0] ? file : NULL, line, !first);
+        p += len;
+        if (*p == ';')
+            p++;
+    }
+    free(scopes);
 }

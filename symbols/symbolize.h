@@ -33,4 +33,14 @@ void wp_symbolizer_free(struct wp_symbolizer *sy);
  * instruction.  Writes at most cap bytes into buf. */
 void wp_symbolizer_site(struct wp_symbolizer *sy, uintptr_t ret, char *buf, size_t cap);
 
+/* Where each frame of ip's name is defined: for the function and for each
+ * function inlined at ip (the frames of wp_symbolizer_name(sy, ip, 0),
+ * outermost first), cb gets the frame as the name gives it ("compute_[i]"
+ * for an inlined one), the source file and line where DWARF declares the
+ * function (file NULL and line 0 without DWARF) and whether the frame is
+ * inlined.  Nothing for wrapper frames, waitprof's own, and frames named
+ * only by module and offset. */
+typedef void wp_frame_loc_fn(void *arg, const char *frame, const char *file, int line, int inlined);
+void wp_symbolizer_frame_locs(struct wp_symbolizer *sy, uintptr_t ip, wp_frame_loc_fn *cb, void *arg);
+
 #endif
