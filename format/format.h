@@ -30,7 +30,8 @@
     X(MATRIX, "matrix", "waitprof-matrix", 1)   /* this rank's row of the transfer matrices (TSV) */  \
     X(CAUSES, "causes", "waitprof-causes", 1)   /* who caused this rank's measured waits (TSV) */     \
     X(PATHS, "paths", "waitprof-paths", 1)      /* this rank's computations that caused waits (TSV) */ \
-    X(FRAMES, "frames", "waitprof-frames", 1)   /* where each frame's function is defined (TSV) */
+    X(FRAMES, "frames", "waitprof-frames", 1)   /* where each frame's function is defined (TSV) */ \
+    X(MODULES, "modules", "waitprof-modules", 1) /* the objects a partial profile's frames name (TSV) */
 
 enum wp_rank_file {
 #define WP_X_(id, suffix, format, version) WP_FILE_##id,
@@ -63,6 +64,23 @@ static inline int wp_file_version(enum wp_rank_file f)
 {
     switch (f) { WP_RANK_FILES(WP_FILE_VERSION_) default: return 0; }
 }
+
+/* rank.R.modules, written with a partial (signal-time) rank.R.folded: the
+ * loaded objects its "module+0xOFFSET" frames name, so that
+ * `waitprof report` can name them afterwards from the files still on disk
+ * (symbols/offline.h).  After the "# waitprof-modules 1" line, a
+ * "start_ns\tN" line (the meta's start_ns= of the run that wrote it: a
+ * file left by an earlier run in the same directory is not used), a header
+ * row and one row per object, these columns: */
+#define WP_MODULES_COLUMNS "name\tbase\tbuild_id\tsize\tmtime_ns\tself\tpath"
+/* name: the module as frames name it; base: the load address the offsets
+ * are taken from (hexadecimal); build_id: the GNU build-id in hexadecimal,
+ * or "-"; size and mtime_ns: the file's when it was loaded; self: 1 for
+ * waitprof's own library; path: the file, absolute. */
+
+/* A partial rank.R.folded whose frames `waitprof report` named keeps its
+ * original text under this name, beside it. */
+#define WP_FOLDED_RAW_SUFFIX ".partial-raw"
 
 /* The files of the whole run, written by rank 0 or the report tool. */
 #define WP_FORMAT_WAITSTATES "waitprof-waitstates 1" /* waitstates.txt and .tsv */

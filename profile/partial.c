@@ -390,22 +390,76 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
 
 /* --- module map and the symbol-less folded writer ------------------------------- */
 
+/* A module's name as frames carry it: ';' and ' ' would break the folded
+ * line, so they become '_' (rank.R.modules names it the same way). */
+static void wp_put_name(struct wp_out *o, const char *name)
+{
+    for (; *name; name++) {
+        char c[2] = {(*name == ';' || *name == ' ' || *name == '\t') ? '_' : *name, '\0'};
+        wp_puts(o, c);
+    }
+}
+
 /* A frame as "module+0xOFFSET", from the unwinder's table of loaded objects
  * (sampler/unwind.h), or the bare address when no object holds it. */
 static void wp_put_frame(struct wp_out *o, uintptr_t ip)
 {
-    char name[104];
+    char name[WP_CFI_NAME];
     uintptr_t base;
     if (wp_cfi_object_sig(ip, &base, name, sizeof name) == 0) {
-        for (char *p = name; *p; p++)
-            if (*p == ';' || *p == ' ')
-                *p = '_';
-        wp_puts(o, name);
+        wp_put_name(o, name);
         wp_puts(o, "+");
         wp_putx(o, ip - base);
     } else {
         wp_putx(o, ip);
     }
+}
+
+/* rank.R.modules (format/format.h): the table of loaded objects, copied
+ * entry by entry with wp_cfi_module_sig (atomic loads), each row formatted
+ * here.  Objects with no file on disk are left out: nothing could name
+ * their frames afterwards. */
+static int wp_partial_write_modules_sig(const char *dir, int rank)
+{
+    struct wp_out o;
+    if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_MODULES)) != 0)
+        return -1;
+    wp_puts(&o, "# ");
+    wp_puts(&o, wp_file_format(WP_FILE_MODULES));
+    wp_puts(&o, " ");
+    wp_putu(&o, (uint64_t)wp_file_version(WP_FILE_MODULES));
+    wp_puts(&o, "\nstart_ns\t");
+    wp_putu(&o, wp_run.start_ns);
+    wp_puts(&o, "\n" WP_MODULES_COLUMNS "\n");
+    struct wp_cfi_module m;
+    for (int i = 0; wp_cfi_module_sig(i, &m) == 0; i++) {
+        if (m.path[0] == '\0')
+            continue;
+        wp_put_name(&o, m.name);
+        wp_puts(&o, "\t");
+        wp_putx(&o, m.base);
+        wp_puts(&o, "\t");
+        if (m.build_id_len == 0)
+            wp_puts(&o, "-");
+        for (int b = 0; b < m.build_id_len; b++) {
+            char h[3] = {"0123456789abcdef"[m.build_id[b] >> 4], "0123456789abcdef"[m.build_id[b] & 15], 0};
+            wp_puts(&o, h);
+        }
+        wp_puts(&o, "\t");
+        wp_putu(&o, m.size);
+        wp_puts(&o, "\t");
+        wp_putu(&o, m.mtime_ns);
+        wp_puts(&o, m.self ? "\t1\t" : "\t0\t");
+        /* A tab or newline in a path would break the row: written as '?',
+         * such a file is then not found, and the report says so. */
+        m.path[sizeof m.path - 1] = '\0';
+        for (char *p = m.path; *p; p++)
+            if (*p == '\t' || *p == '\n')
+                *p = '?';
+        wp_puts(&o, m.path);
+        wp_puts(&o, "\n");
+    }
+    return wp_close(&o);
 }
 
 /* Room for sorting the lines of a partial profile, reserved in normal
@@ -447,8 +501,11 @@ static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const u
     for (int k = e->depth - 1; k >= 0; k--) {
         uintptr_t ip = ips[k];
         wp_puts(o, ";");
-        if (wp_is_wrapper_ip(ip) && e->fn > 0 && e->fn < WP_FN_COUNT)
-            wp_puts(o, wp_fn_table[e->fn].name);
+        /* A wrapper frame whose call is unknown is "MPI", as the
+         * symbolizer names it: a module+offset frame inside waitprof would
+         * be left out when the report names the frames afterwards. */
+        if (wp_is_wrapper_ip(ip))
+            wp_puts(o, e->fn > 0 && e->fn < WP_FN_COUNT ? wp_fn_table[e->fn].name : "MPI");
         else
             wp_put_frame(o, ip);
     }
@@ -503,6 +560,9 @@ static void wp_heapsort(struct wp_pline *v, size_t n)
 
 int wp_partial_write_folded_sig(const char *dir, int rank)
 {
+    /* The module table first: a folded file with raw frames always has the
+     * table that names them beside it. */
+    wp_partial_write_modules_sig(dir, rank);
     struct wp_out o;
     if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_FOLDED)) != 0)
         return -1;

@@ -9,7 +9,10 @@
  *   symbol tables: frames are "module+0xOFFSET" (from the unwinder's table of
  *   loaded objects, sampler/unwind.h, rebuilt in normal context at start-up
  *   and after each dlopen and dlclose) and the MPI call frame is named from
- *   the state record.  Also
+ *   the state record.  Beside it, first, rank.R.modules: the table of
+ *   loaded objects (name, load address, file path, size, modification
+ *   time, build-id; format/format.h) that `waitprof report` names those
+ *   frames with afterwards (symbols/offline.h).  Also
  *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
  * Both read the stores only after sampling was stopped (wp_sampler_stop_sig()).
  */

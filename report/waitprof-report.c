@@ -5,6 +5,13 @@
  *   waitprof-report [--ranks LIST] [--state stall|all] [--top N] [--out ODIR] [--quiet] DIR
  *   waitprof-report --diff A B [--top N] [--ranks LIST] [--out FILE]
  *
+ * Before it reads a run directory it names the frames that partial
+ * profiles (ranks killed by a signal) left as module+offset, from the
+ * object files still on disk, rewriting those rank.R.folded files
+ * (symbols/offline.h).  That step is this program's, not the report's:
+ * the report code is also linked into the application, where the profiles
+ * are symbolized before they are written, and reads only files.
+ *
  * Exit status: 0 all well; 1 some input file was bad (named on stderr; the
  * outputs were still written); 2 usage or nothing readable; 3 an output
  * could not be written.
@@ -14,6 +21,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "symbols/offline.h"
 
 static void usage(FILE *f)
 {
@@ -21,7 +29,9 @@ static void usage(FILE *f)
           "       waitprof report --diff A B [--top N] [--ranks LIST] [--out FILE]\n"
           "Re-reads the per-rank files of the run directory DIR (rank.R.meta, .folded, .waits, .calls,\n"
           ".matrix) and writes report.txt, report.json, the CSV tables, all.folded, all.diff.folded,\n"
-          "all.svg and summary.txt; prints the first screen of the report.\n"
+          "all.svg and summary.txt; prints the first screen of the report.  Frames that ranks killed by a\n"
+          "signal left as module+0xOFFSET are first named from the files on disk (rank.R.folded is\n"
+          "rewritten, the original kept as rank.R.folded.partial-raw).\n"
           "  --ranks LIST     only these ranks, e.g. 0-3,8\n"
           "  --state stall    only MPI-Stall samples in the call paths, flame graph and folded files\n"
           "  --top N          rows in the top lists (default 10)\n"
@@ -92,6 +102,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "waitprof report: --diff takes its two directories; %s is one too many\n", dir);
             return 2;
         }
+        wp_offline_name_dir(da, stderr);
+        wp_offline_name_dir(db, stderr);
         int rc = wp_report_diff(da, db, &o, stdout, out, stderr);
         return rc < 0 ? 2 : rc;
     }
@@ -99,6 +111,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    wp_offline_name_dir(dir, stderr);
     int rc = wp_report_dir(dir, out ? out : dir, &o, quiet ? NULL : stdout, stderr);
     return rc == -1 ? 3 : rc < 0 ? 2 : rc;
 }

@@ -280,10 +280,17 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
         wp_log_always("waitprof: rank %d: symbolized profile not written (%s); writing raw frames",
                       wp_run.rank, strerror(errno));
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
-    } else if (wp_profile_write_frames(wp_run.dir, wp_run.rank, &frames) != 0) {
-        wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.frames (%s); the report gives no source "
-                      "locations for this rank's frames",
-                      wp_run.rank, wp_run.dir, wp_run.rank, strerror(errno));
+    } else {
+        /* The module table names raw frames only: beside a symbolized
+         * profile it would make `waitprof report` read the symbolizer's
+         * own "module+0x..." fallbacks as raw frames. */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/rank.%d.%s", wp_run.dir, wp_run.rank, wp_file_suffix(WP_FILE_MODULES));
+        unlink(path);
+        if (wp_profile_write_frames(wp_run.dir, wp_run.rank, &frames) != 0)
+            wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.frames (%s); the report gives no source "
+                          "locations for this rank's frames",
+                          wp_run.rank, wp_run.dir, wp_run.rank, strerror(errno));
     }
     wp_folded_free(&frames);
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sampler/unwind.h"
 #include "state/thread.h"
@@ -56,10 +58,14 @@ struct wp_cfi_seg {
 static struct wp_cfi_seg wp_segs[WP_CFI_SEGS];
 /* For wp_cfi_object_sig (the partial writer's module+offset frames), apart from
  * wp_segs so that the handler's search touches only the ranges. */
-#define WP_CFI_NAME 104
 static uintptr_t wp_seg_base[WP_CFI_SEGS];
 static char wp_seg_name[WP_CFI_SEGS][WP_CFI_NAME];
 static int wp_nsegs;
+/* The objects themselves, for wp_cfi_module_sig: what the report needs to
+ * find each one on disk afterwards and to tell whether it is still the
+ * file that was loaded. */
+static struct wp_cfi_module wp_mods[WP_CFI_MODS];
+static int wp_nmods;
 static unsigned wp_seq;
 unsigned wp_cfi_gen = 1;
 static pthread_mutex_t wp_cfi_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,7 +75,77 @@ struct wp_cfi_fill {
     uintptr_t base[WP_CFI_SEGS];
     char name[WP_CFI_SEGS][WP_CFI_NAME]; /* copied in the callback, under the loader's lock */
     int n;
+    struct wp_cfi_module mod[WP_CFI_MODS];
+    int nmod;
 };
+
+/* The GNU build-id note among an object's loaded notes: length, or 0. */
+static int wp_build_id(const struct dl_phdr_info *info, uint8_t *out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + 12 <= end) {
+            uint32_t namesz, descsz, type;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&type, p + 8, 4);
+            const uint8_t *name = p + 12, *desc = name + ((namesz + 3) & ~3u);
+            if (desc + descsz > end)
+                break;
+            if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(name, "GNU", 4) == 0 && descsz > 0) {
+                size_t n = descsz < WP_CFI_BUILD_ID ? descsz : WP_CFI_BUILD_ID;
+                memcpy(out, desc, n);
+                return (int)n;
+            }
+            p = desc + ((descsz + 3) & ~3u);
+        }
+    }
+    return 0;
+}
+
+/* The file of the running program: the loader gives it no name. */
+static char wp_exe_path[WP_CFI_PATH];
+
+/* One object's entry of the module table: its file's absolute path, size,
+ * modification time and build-id, read now (normal context) so that the
+ * signal-time writer only copies them.  Objects with no file (the vDSO)
+ * get an empty path. */
+static void wp_module_fill(struct wp_cfi_fill *f, const struct dl_phdr_info *info, const char *name)
+{
+    if (f->nmod == WP_CFI_MODS)
+        return;
+    struct wp_cfi_module *m = &f->mod[f->nmod++];
+    memset(m, 0, sizeof *m);
+    m->base = info->dlpi_addr;
+    snprintf(m->name, sizeof m->name, "%s", name);
+    const char *file = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : NULL;
+    if (file == NULL) {
+        if (wp_exe_path[0] == '\0') {
+            ssize_t k = readlink("/proc/self/exe", wp_exe_path, sizeof wp_exe_path - 1);
+            wp_exe_path[k > 0 ? k : 0] = '\0';
+        }
+        file = wp_exe_path;
+    }
+    struct stat st;
+    if (file[0] == '/' && stat(file, &st) == 0) {
+        snprintf(m->path, sizeof m->path, "%s", file);
+        m->size = (uint64_t)st.st_size;
+        m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    }
+    m->build_id_len = wp_build_id(info, m->build_id);
+    /* waitprof's own object: the symbolizer leaves its frames out (its
+     * thread trampoline), and so does the report afterwards. */
+    uintptr_t self = (uintptr_t)&wp_module_fill;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && self >= info->dlpi_addr + ph->p_vaddr &&
+            self < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+            m->self = 1;
+    }
+}
 
 static int wp_cfi_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -81,6 +157,7 @@ static int wp_cfi_cb(struct dl_phdr_info *info, size_t size, void *arg)
             hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program_invocation_name;
     const char *slash = strrchr(name, '/');
+    int mod = -1;
     for (int i = 0; i < info->dlpi_phnum && f->n < WP_CFI_SEGS; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -90,6 +167,10 @@ static int wp_cfi_cb(struct dl_phdr_info *info, size_t size, void *arg)
         /* Offsets are printed from the load address, as addr2line wants. */
         f->base[f->n] = info->dlpi_addr;
         snprintf(f->name[f->n], WP_CFI_NAME, "%s", slash ? slash + 1 : name);
+        if (mod < 0) {
+            wp_module_fill(f, info, f->name[f->n]);
+            mod = f->nmod;
+        }
         f->n++;
     }
     return 0;
@@ -109,6 +190,7 @@ void wp_cfi_refresh(void)
     struct wp_cfi_fill *f = &wp_fill;
     pthread_mutex_lock(&wp_cfi_lock);
     f->n = 0;
+    f->nmod = 0;
     dl_iterate_phdr(wp_cfi_cb, f);
     for (int i = 0; i < f->n; i++)
         order[i] = i;
@@ -124,6 +206,15 @@ void wp_cfi_refresh(void)
             __atomic_store_n(&wp_seg_name[i][c], f->name[j][c], __ATOMIC_RELAXED);
     }
     __atomic_store_n(&wp_nsegs, f->n, __ATOMIC_RELAXED);
+    /* Byte by byte with relaxed atomics, as the names above: a reader
+     * racing this copy reads old or new bytes and then declines. */
+    for (int i = 0; i < f->nmod; i++) {
+        const unsigned char *src = (const unsigned char *)&f->mod[i];
+        unsigned char *dst = (unsigned char *)&wp_mods[i];
+        for (size_t c = 0; c < sizeof wp_mods[i]; c++)
+            __atomic_store_n(&dst[c], src[c], __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&wp_nmods, f->nmod, __ATOMIC_RELAXED);
     __atomic_fetch_add(&wp_cfi_gen, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&wp_seq, 1, __ATOMIC_RELEASE); /* even: done */
     pthread_mutex_unlock(&wp_cfi_lock);
@@ -181,6 +272,24 @@ int wp_cfi_object_sig(uintptr_t pc, uintptr_t *base, char *name, size_t cap)
         while (c + 1 < cap && c < WP_CFI_NAME && (name[c] = __atomic_load_n(&wp_seg_name[i][c], __ATOMIC_RELAXED)))
             c++;
         name[c] = '\0';
+        if (wp_cfi_unchanged(s0))
+            return 0;
+    }
+    return -1;
+}
+
+int wp_cfi_module_sig(int i, struct wp_cfi_module *m)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        unsigned s0 = __atomic_load_n(&wp_seq, __ATOMIC_ACQUIRE);
+        if (s0 & 1)
+            continue;
+        if (i < 0 || i >= __atomic_load_n(&wp_nmods, __ATOMIC_RELAXED))
+            return -1;
+        const unsigned char *src = (const unsigned char *)&wp_mods[i];
+        unsigned char *dst = (unsigned char *)m;
+        for (size_t c = 0; c < sizeof *m; c++)
+            dst[c] = __atomic_load_n(&src[c], __ATOMIC_RELAXED);
         if (wp_cfi_unchanged(s0))
             return 0;
     }

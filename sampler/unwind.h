@@ -68,6 +68,32 @@ extern unsigned wp_cfi_gen;
  * "module+offset" with it at an abnormal end. */
 int wp_cfi_object_sig(uintptr_t pc, uintptr_t *base, char *name, size_t cap);
 
+/* One loaded object as the report needs it to name the partial writer's
+ * "module+offset" frames afterwards from the file on disk
+ * (symbols/offline.h): the frame's module name (as wp_cfi_object_sig
+ * gives it), the load address the offsets are taken from, and the file's
+ * absolute path, size, modification time and GNU build-id, read when the
+ * table was rebuilt (empty path: no file, as the vDSO; build_id_len 0:
+ * none).  self marks waitprof's own object. */
+#define WP_CFI_NAME 104
+#define WP_CFI_PATH 512
+#define WP_CFI_BUILD_ID 32
+#define WP_CFI_MODS 512
+struct wp_cfi_module {
+    uintptr_t base;
+    uint64_t size, mtime_ns;
+    int build_id_len, self;
+    uint8_t build_id[WP_CFI_BUILD_ID];
+    char name[WP_CFI_NAME];
+    char path[WP_CFI_PATH];
+};
+
+/* Copy the i-th object of the table (0, 1, ... in load order) into *m;
+ * returns 0, or -1 past the last one (or when rebuilds kept overlapping
+ * the read).  Async-signal-safe: relaxed atomic loads under the table's
+ * sequence count, as wp_cfi_object_sig. */
+int wp_cfi_module_sig(int i, struct wp_cfi_module *m);
+
 int wp_cfi_unwind_sig(const void *ucontext, struct wp_cfi_cache *c, uintptr_t stack_lo, uintptr_t stack_hi,
                   uintptr_t *out, int max, int *trunc);
 

@@ -2,7 +2,7 @@
 # library from this build.  Programs are built by 'make check'; the scripts
 # assert the numbers they exist for (see each script's header).
 check_PROGRAMS += tests/mpi/late_sender tests/mpi/threads tests/mpi/stress tests/mpi/sleeps tests/mpi/reqkinds tests/mpi/observe \
-	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi tests/mpi/inlined
+	tests/mpi/ending tests/mpi/nonmpi tests/mpi/readapi tests/mpi/inlined tests/mpi/partial_names
 tests_mpi_late_sender_SOURCES = tests/mpi/late_sender.c
 # -O2: the helpers must be inlined (t_inlined.sh).
 tests_mpi_inlined_SOURCES = tests/mpi/inlined.c
@@ -15,6 +15,10 @@ tests_mpi_observe_LDADD = -lpthread
 tests_mpi_stress_SOURCES = tests/mpi/stress.c
 tests_mpi_stress_LDADD = -lpthread -ldl
 tests_mpi_ending_SOURCES = tests/mpi/ending.c
+# A position-independent executable on purpose (t_partial_names.sh).
+tests_mpi_partial_names_SOURCES = tests/mpi/partial_names.c
+tests_mpi_partial_names_CFLAGS = -g -O1 -fPIE
+tests_mpi_partial_names_LDFLAGS = -pie
 tests_mpi_nonmpi_SOURCES = tests/mpi/nonmpi.c
 tests_mpi_nonmpi_LDADD = -lpthread -ldl
 tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
@@ -66,7 +70,7 @@ CLEANFILES += tests/mpi/inlined_f
 endif
 
 WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_late_sender_cxx.sh \
-	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_killed.sh tests/mpi/t_observe.sh tests/mpi/t_launcher.sh \
+	tests/mpi/t_late_sender_f.sh tests/mpi/t_threads.sh tests/mpi/t_sleeps.sh tests/mpi/t_reqkinds.sh tests/mpi/t_killed.sh tests/mpi/t_partial_names.sh tests/mpi/t_observe.sh tests/mpi/t_launcher.sh \
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \

@@ -62,6 +62,21 @@ tests_unit_test_unwind_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_unwind_LDADD = $(CHECK_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lrt
 endif
 
+# --- the module table and naming a partial profile afterwards
+# (tests/unit/test_offline.c): the table's code as test_unwind builds it,
+# the offline symbolizer as the report program links it.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_offline
+TESTS += tests/unit/test_offline
+tests_unit_test_offline_SOURCES = tests/unit/test_offline.c sampler/objects.c sampler/unwind.h \
+	state/thread.c state/thread.h state/clock.c state/clock.h \
+	symbols/offline.c symbols/offline.h symbols/dwname.c symbols/dwname.h symbols/names.c symbols/names.h \
+	format/folded.c format/folded.h
+nodist_tests_unit_test_offline_SOURCES = state/functions.gen.c
+tests_unit_test_offline_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS) -g
+tests_unit_test_offline_LDADD = $(CHECK_LIBS) $(DW_LIBS) -ldl -lpthread -lrt
+endif
+
 # --- the stall sources' lock-free request table (tests/unit/test_requests.c)
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_requests

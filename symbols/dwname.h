@@ -1,0 +1,36 @@
+/* symbols/dwname.h — one function symbol of one module as a frame name.
+ *
+ * Contract: the naming rules both symbolizers share, the live one of the
+ * process (symbols/symbolize.h) and the one that names a partial
+ * profile's frames afterwards from the files on disk (symbols/offline.h),
+ * so that a frame gets the same name either way.  Normal context: it
+ * reads the module's DWARF and allocates.
+ * wp_dw_name() names the code at ip (an address of the Dwfl the module
+ * belongs to) whose function symbol is sym: 0 when the frame is left out
+ * (start-up frames below main and a thread's start routine); else 1 and
+ * buf holds the source's name (C++ demangled with demangle when it is not
+ * NULL; Fortran names as symbols/names.h reads them; a Fortran main
+ * program by its name from the DWARF), sanitized (format/folded.h),
+ * followed by the chain of functions inlined at ip, each ";NAME_[i]",
+ * outermost first, as far as cap allows whole frames.
+ */
+#ifndef WP_SYMBOLS_DWNAME_H
+#define WP_SYMBOLS_DWNAME_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* libstdc++'s __cxa_demangle, looked up at run time. */
+typedef char *(*wp_demangler)(const char *, char *, size_t *, int *);
+
+int wp_dw_name(Dwfl_Module *mod, uintptr_t ip, const char *sym, wp_demangler demangle, char *buf, size_t cap);
+
+/* The DWARF scopes that contain ip, innermost first, as the code is laid
+ * out: every level of inlined calls, then the function they were inlined
+ * into, then its compilation unit (*cu).  Returns how many (0 without
+ * DWARF for ip); the caller frees *scopes. */
+int wp_dw_scopes(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf_Die **cu);
+
+#endif
