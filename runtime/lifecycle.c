@@ -210,6 +210,7 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
         wp_run.end_ns = wp_now_ns();
         enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_timeline_write_sig(wp_run.dir, wp_run.rank, NULL, NULL);
         wp_meta_write_sig(wp_run.dir, wp_run.rank, why);
     }
     struct sigaction *old = &wp_old_term[idx];
@@ -273,6 +274,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * quick unsymbolized profile, then replace it by the symbolized one. */
     if (status != WP_END_COMPLETE) {
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_timeline_write_sig(wp_run.dir, wp_run.rank, NULL, NULL);
         wp_meta_write_sig(wp_run.dir, wp_run.rank, status);
     }
     if (wp_profile_build(mine) != 0 || wp_profile_write_rank(wp_run.dir, wp_run.rank, mine) != 0) {
@@ -280,6 +282,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
                       wp_run.rank, strerror(errno));
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
     }
+    wp_profile_write_timeline(wp_run.dir, wp_run.rank);
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
