@@ -8,6 +8,7 @@
   report_check.py png FILE              a flame graph screenshot: not blank, the state colours
   report_check.py png-stall FILE        a screenshot of an MPI-Stall-only flame graph
   report_check.py timeline JSON TRUTH   report.json's timeline of a tests/mpi/timeline run
+  report_check.py timeline-totals DIR   each rank.R.timeline's samples per state against rank.R.folded
   report_check.py png-timeline PNG SVG TRUTH  the same in a screenshot of its timeline.svg
 
 Every check exits 1 with a message naming what differs.
@@ -437,6 +438,32 @@ def timeline(path, truth_path):
                     fail("phase %s: rank %d's stall paths %s do not end in %s" % (name, r["rank"], sorted(paths), fn))
 
 
+def timeline_totals(d):
+    """The timeline classifies like the profile: per rank and state, its
+    samples are the folded file's, within 2 + 2% (held samples are split per
+    class of time to the call's end, and rounded per bin)."""
+    files = sorted(glob.glob(os.path.join(d, "rank.*.timeline")))
+    if not files:
+        fail("%s: no rank.R.timeline" % d)
+    for path in files:
+        tl, rows = [0, 0, 0], False
+        for line in open(path):
+            if line.startswith("bin\t"):
+                rows = True
+            elif rows:
+                f = line.rstrip("\n").split("\t")
+                for k in range(3):
+                    tl[k] += int(f[1 + k])
+        folded = [0, 0, 0]
+        for line in open(path[:-len("timeline")] + "folded"):
+            stack, n = line.rsplit(" ", 1)
+            folded[STATES.index(stack.split(";")[0])] += int(n)
+        print("timeline-totals: %s: %s, folded %s" % (os.path.basename(path), tl, folded))
+        for k in range(3):
+            if abs(tl[k] - folded[k]) > 2 + 0.02 * sum(folded):
+                fail("%s: %d %s samples, rank.R.folded has %d" % (path, tl[k], STATES[k], folded[k]))
+
+
 def png_timeline(png_path, svg_path, truth_path):
     """The screenshot of timeline.svg: in each phase's inner stretch, the
     pixels of the late rank's row are mostly its expected state's colour
@@ -501,6 +528,8 @@ def main():
         png_stall(sys.argv[2])
     elif cmd == "timeline":
         timeline(sys.argv[2], sys.argv[3])
+    elif cmd == "timeline-totals":
+        timeline_totals(sys.argv[2])
     elif cmd == "png-timeline":
         png_timeline(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

@@ -8,7 +8,8 @@
 # MPI-Stall in B, and the other rows the reverse; the waiting bins name
 # the waiting call.  The Allreduce waits are MPI-Stall through the global
 # minimum on both MPIs (held samples); the MPI_Recv wait through the MPI_T
-# source on Open MPI and through matched instances on MPICH.  Then with
+# source on Open MPI and through matched instances on MPICH.  Each rank's
+# timeline holds its folded file's samples per state (within 2 + 2%).  Then with
 # WAITPROF_RANKS=1,3 only ranks 1 and 3 appear, in the JSON and as rows.
 # Skips (77) only when chromium is not installed, like t_report_svg.sh.
 . "$(dirname "$0")/../lib.sh"
@@ -32,6 +33,7 @@ for r in 0 1 2 3; do
 done
 grep -q '<script' "$out/timeline.svg" && wp_fail "timeline.svg has a script"
 grep -q '<title>rank 3, .*MPI-Stall' "$out/timeline.svg" || wp_fail "timeline.svg has no tooltips"
+check timeline-totals "$out" || wp_fail "the timelines do not classify the samples as the profiles do"
 check timeline "$out/report.json" "$WP_TMP/truth" || wp_fail "report.json's timeline does not show the phases"
 shot "$out/timeline.svg" "$WP_TMP/shot.png"
 check png-timeline "$WP_TMP/shot.png" "$out/timeline.svg" "$WP_TMP/truth" || wp_fail "the screenshot does not show the phases"
