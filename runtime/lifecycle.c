@@ -462,7 +462,7 @@ static void wp_finalize_summary(void)
     }
     if (wp_run.have_dir)
         wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-               "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, report.json)%s",
+               "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, timeline.svg, report.json)%s",
                wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir, extra);
     else
         wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
