@@ -196,6 +196,10 @@ static const char *wp_profile_name_entry(void *arg, const struct wp_store *s, co
     struct wp_namer *nm = arg;
     size_t len = wp_profile_line(nm->sy, nm->line, nm->cap, e->state, e->fn, &s->arena[e->off], e->depth);
     nm->line[len] = '\0';
+    /* A tab or line break in a name would break the file's rows. */
+    for (char *c = nm->line; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r')
+            *c = ' ';
     const char *semi = strchr(nm->line, ';');
     return semi ? semi + 1 : "";
 }

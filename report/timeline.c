@@ -45,7 +45,7 @@ int wp_rep_write_timeline_svg(FILE *f, const struct run *R)
             "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n"
-            "<style>g.b:hover rect{stroke:#000;stroke-width:0.6}</style>\n"
+            "<style>g.b rect{shape-rendering:crispEdges}g.b:hover rect{stroke:#000;stroke-width:0.6}</style>\n"
             "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfbf8\"/>\n"
             "<text x=\"%d\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">waitprof timeline: %zu rank%s, "
             "bins of %.1f ms</text>\n",
@@ -54,15 +54,19 @@ int wp_rep_write_timeline_svg(FILE *f, const struct run *R)
     if (g.nrows == 0)
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no rank wrote a timeline "
                    "(rank.R.timeline)</text>\n", TL_W / 2, TL_TOP);
-    for (int st = 0, lx = TL_X0; st < WP_STATE_COUNT; st++, lx += 200) {
+    for (int st = 0, lx = TL_X0; st < WP_STATE_COUNT; st++, lx += 140) {
         int rgb[3];
         wp_svg_state_rgb(st, rgb);
         fprintf(f, "<rect x=\"%d\" y=\"36\" width=\"14\" height=\"14\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>"
                    "<text x=\"%d\" y=\"47\" font-size=\"12\">%s</text>\n",
                 lx, rgb[0], rgb[1], rgb[2], lx + 20, wp_state_name(st));
     }
-    fprintf(f, "<text x=\"%d\" y=\"47\" font-size=\"12\" text-anchor=\"end\">column height: share of the bin's "
-               "samples; hover for seconds</text>\n", TL_W - TL_RIGHT);
+    int partial = 0;
+    for (size_t k = 0; k < g.nrows; k++)
+        partial |= R->r[g.row[k]].partial;
+    fprintf(f, "<text x=\"%d\" y=\"47\" font-size=\"12\" text-anchor=\"end\">%scolumn height: share of the "
+               "bin's samples; hover for seconds</text>\n",
+            TL_W - TL_RIGHT, partial ? "rank*: ended before MPI_Finalize; " : "");
     fprintf(f, "<g id=\"plot\" data-x0=\"%d\" data-width=\"%d\" data-seconds=\"%.9f\" data-origin-ns=\"%llu\">\n",
             TL_X0, pw, seconds, (unsigned long long)g.origin_ns);
     for (size_t k = 0; k < g.nrows; k++) {
