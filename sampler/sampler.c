@@ -89,10 +89,10 @@ static int wp_thread_begin(void)
     }
     slot->store->stride = 1;
     /* The thread's timeline (sampler/timeline.h): its own mapping, outside
-     * WAITPROF_MEMORY, so that a fixed 48 KiB per thread neither shrinks the
-     * store's budget nor depends on it.  Bins of a few sampling periods
-     * from the run's start; without the mapping the thread has none and its
-     * samples are only missing from the timeline. */
+     * WAITPROF_MEMORY, so that a fixed 48 KiB (and a header) per thread
+     * neither shrinks the store's budget nor depends on it.  Bins of a few
+     * sampling periods from the run's start; without the mapping the
+     * thread has none and its samples are only missing from the timeline. */
     void *tl = mmap(NULL, sizeof(struct wp_timeline), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (tl != MAP_FAILED) {
         wp_tl_init(tl, wp_smp_cfg.t0_ns, wp_smp_period_ns * WP_TL_FIRST_PERIODS);
