@@ -588,15 +588,18 @@ int wp_estimate_entry_state(const struct wp_stack_entry *e)
     return wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
 }
 
+uint64_t wp_estimate_pending_min_ns(const struct wp_pending *p)
+{
+    if (p == NULL || p->n == 0 || p->fn == 0 || p->fn >= WP_FN_COUNT)
+        return UINT64_MAX;
+    wp_local_minima();
+    return fnmin[p->fn] == WP_NO_MIN ? UINT64_MAX : fnmin[p->fn];
+}
+
 uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uint64_t *stall)
 {
     *stall = 0;
     if (p == NULL || p->n == 0)
         return 0;
-    uint64_t min = UINT64_MAX;
-    if (p->fn > 0 && p->fn < WP_FN_COUNT) {
-        wp_local_minima();
-        min = fnmin[p->fn] == WP_NO_MIN ? UINT64_MAX : fnmin[p->fn];
-    }
-    return wp_pending_split(p, now, min, stall);
+    return wp_pending_split(p, now, wp_estimate_pending_min_ns(p), stall);
 }

@@ -31,7 +31,8 @@
     X(CAUSES, "causes", "waitprof-causes", 1)   /* who caused this rank's measured waits (TSV) */     \
     X(PATHS, "paths", "waitprof-paths", 1)      /* this rank's computations that caused waits (TSV) */ \
     X(FRAMES, "frames", "waitprof-frames", 1)   /* where each frame's function is defined (TSV) */ \
-    X(MODULES, "modules", "waitprof-modules", 1) /* the objects a partial profile's frames name (TSV) */
+    X(MODULES, "modules", "waitprof-modules", 1) /* the objects a partial profile's frames name (TSV) */ \
+    X(TIMELINE, "timeline", "waitprof-timeline", 1) /* samples per state in fixed time bins (TSV) */
 
 enum wp_rank_file {
 #define WP_X_(id, suffix, format, version) WP_FILE_##id,
@@ -81,6 +82,29 @@ static inline int wp_file_version(enum wp_rank_file f)
 /* A partial rank.R.folded whose frames `waitprof report` named keeps its
  * original text under this name, beside it. */
 #define WP_FOLDED_RAW_SUFFIX ".partial-raw"
+
+/* The keys of rank.R.timeline's lines between its format line and its
+ * header row, "key=value", in this order: where bin 0 starts
+ * (CLOCK_MONOTONIC ns, the rank's MPI_Init as meta's start_ns), a bin's
+ * width (ns), the sampling period the weights count (ns), and the bins
+ * in use (rows are written for bins with samples only). */
+#define WP_TIMELINE_KEYS(X) X(origin_ns) X(bin_ns) X(period_ns) X(bins)
+enum wp_timeline_key {
+#define WP_X_(key) WP_TK_##key,
+    WP_TIMELINE_KEYS(WP_X_)
+#undef WP_X_
+    WP_TK_COUNT
+};
+#define WP_TIMELINE_KEY_(key) \
+    case WP_TK_##key: return #key;
+static inline const char *wp_timeline_key(enum wp_timeline_key k)
+{
+    switch (k) { WP_TIMELINE_KEYS(WP_TIMELINE_KEY_) default: return ""; }
+}
+/* Its header row: the bin's index, its weight per state (in sampling
+ * periods, WP_STATES order) and the call path most of its MPI-Stall
+ * samples share (a weighted majority vote; empty without one). */
+#define WP_TIMELINE_HEADER "bin\tnot_in_mpi\tmpi_work\tmpi_stall\tstall_path"
 
 /* The files of the whole run, written by rank 0 or the report tool. */
 #define WP_FORMAT_WAITSTATES "waitprof-waitstates 1" /* waitstates.txt and .tsv */

@@ -1,5 +1,6 @@
 /* profile/partial.c — see profile/partial.h.  Everything reachable from
- * wp_meta_write_sig() and wp_partial_write_folded_sig() is async-signal-safe:
+ * wp_meta_write_sig(), wp_partial_write_folded_sig() and
+ * wp_timeline_write_sig() (with a NULL namer) is async-signal-safe:
  * open, write, close, rename and unlink (POSIX's list), and this file's own
  * formatting on stack buffers.  No stdio, no malloc. */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "match/match.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
+#include "sampler/timeline.h"
 #include "sampler/unwind.h"
 #include "state/clock.h"
 #include "state/functions.h"
@@ -643,6 +645,186 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
         wp_putu(&o, count);
         wp_puts(&o, "\n");
         i = j;
+    }
+    return wp_close(&o);
+}
+
+/* --- the timeline ------------------------------------------------------------------ */
+
+/* The rank's timeline, the threads' summed, and the stack ids its bins
+ * voted for, sorted, with the entry (or call in progress) that has each:
+ * static, because the signal-time writer allocates nothing.  The normal
+ * writer uses the same memory; it runs once, before any termination
+ * handler could. */
+static struct wp_timeline wp_tl_rank;
+struct wp_tl_cand {
+    uint64_t id;
+    const struct wp_store *s;
+    const struct wp_stack_entry *e; /* NULL: s's call in progress */
+    int found;
+};
+static struct wp_tl_cand wp_tl_cands[WP_TL_BINS];
+
+static void wp_tl_cand_sort(struct wp_tl_cand *v, size_t n)
+{
+    /* Insertion sort would be quadratic in 1024; a heapsort keyed by id. */
+    for (size_t i = n / 2; i-- > 0;)
+        for (size_t r = i;;) {
+            size_t c = 2 * r + 1;
+            if (c >= n)
+                break;
+            if (c + 1 < n && v[c].id < v[c + 1].id)
+                c++;
+            if (v[r].id >= v[c].id)
+                break;
+            struct wp_tl_cand t = v[r];
+            v[r] = v[c], v[c] = t, r = c;
+        }
+    for (size_t end = n; end-- > 1;) {
+        struct wp_tl_cand t = v[0];
+        v[0] = v[end], v[end] = t;
+        for (size_t r = 0;;) {
+            size_t c = 2 * r + 1;
+            if (c >= end)
+                break;
+            if (c + 1 < end && v[c].id < v[c + 1].id)
+                c++;
+            if (v[r].id >= v[c].id)
+                break;
+            t = v[r];
+            v[r] = v[c], v[c] = t, r = c;
+        }
+    }
+}
+
+static struct wp_tl_cand *wp_tl_cand_find(size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (wp_tl_cands[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && wp_tl_cands[lo].id == id ? &wp_tl_cands[lo] : NULL;
+}
+
+/* Sum the threads' timelines into wp_tl_rank (held samples split by each
+ * thread's own held entries, calls in progress classified as the folded
+ * writers do) and find the stack of every bin's vote.  Returns the number
+ * of candidates. */
+static size_t wp_tl_collect_sig(uint64_t now)
+{
+    int n = wp_nthreads();
+    uint64_t width = 0, t0 = wp_run.start_ns;
+    for (int i = 0; i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s && s->tl && s->tl->width_ns > width) {
+            width = s->tl->width_ns;
+            t0 = s->tl->t0_ns;
+        }
+    }
+    /* No timeline at all (no thread sampled): an empty one of one period. */
+    wp_tl_init(&wp_tl_rank, t0, width ? width : 1000000000ull / (uint64_t)(wp_run.cfg.hz > 0 ? wp_run.cfg.hz : 1));
+    for (int i = 0; i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL || s->tl == NULL)
+            continue;
+        /* The share of Stall per class of time to the call's end among this
+         * thread's held entries, as they are classified now. */
+        uint64_t stall[WP_TL_HELD] = {0}, all[WP_TL_HELD] = {0};
+        for (uint32_t j = 0; j < s->nslots; j++) {
+            const struct wp_stack_entry *e = &s->slots[j];
+            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 || !e->held)
+                continue;
+            int c = wp_tl_held_class(wp_ticks_duration_ns(wp_held_ticks(e->held)));
+            all[c] += e->count;
+            if (wp_estimate_entry_state(e) == WAITPROF_STATE_STALL)
+                stall[c] += e->count;
+        }
+        wp_tl_sum_sig(&wp_tl_rank, s->tl, stall, all);
+        if (s->pending && s->pending->n)
+            wp_pending_timeline_sig(s->pending, now, wp_estimate_pending_min_ns(s->pending), &wp_tl_rank);
+    }
+    size_t nc = 0;
+    for (uint32_t b = 0; b < wp_tl_rank.nbins; b++)
+        if (wp_tl_rank.bin[b].vote_n && wp_tl_rank.bin[b].w[WAITPROF_STATE_STALL] && nc < WP_TL_BINS)
+            wp_tl_cands[nc++] = (struct wp_tl_cand){.id = wp_tl_rank.bin[b].vote};
+    wp_tl_cand_sort(wp_tl_cands, nc);
+    /* One pass over every entry that can hold a waiting sample's stack. */
+    for (int i = 0; i < n && nc; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL)
+            continue;
+        for (uint32_t j = 0; j < s->nslots; j++) {
+            const struct wp_stack_entry *e = &s->slots[j];
+            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 ||
+                (e->state != WAITPROF_STATE_STALL && !e->held))
+                continue;
+            struct wp_tl_cand *c = wp_tl_cand_find(nc, wp_tl_stack_id(e->fn, &s->arena[e->off], e->depth));
+            if (c && !c->found)
+                *c = (struct wp_tl_cand){c->id, s, e, 1};
+        }
+        const struct wp_pending *p = s->pending;
+        if (p && p->n) {
+            struct wp_tl_cand *c = wp_tl_cand_find(nc, wp_tl_stack_id(p->fn, p->ips, p->depth));
+            if (c && !c->found)
+                *c = (struct wp_tl_cand){c->id, s, NULL, 1};
+        }
+    }
+    return nc;
+}
+
+int wp_timeline_write_sig(const char *dir, int rank, wp_tl_namer name, void *arg)
+{
+    struct wp_out o;
+    if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_TIMELINE)) != 0)
+        return -1;
+    size_t nc = wp_tl_collect_sig(wp_ticks());
+    const struct wp_timeline *t = &wp_tl_rank;
+    wp_puts(&o, "# ");
+    wp_puts(&o, wp_file_format(WP_FILE_TIMELINE));
+    wp_puts(&o, " ");
+    wp_putu(&o, (uint64_t)wp_file_version(WP_FILE_TIMELINE));
+    wp_puts(&o, "\n");
+    wp_kv(&o, wp_timeline_key(WP_TK_origin_ns), t->t0_ns);
+    wp_kv(&o, wp_timeline_key(WP_TK_bin_ns), t->width_ns);
+    wp_kv(&o, wp_timeline_key(WP_TK_period_ns), 1000000000ull / (uint64_t)(wp_run.cfg.hz > 0 ? wp_run.cfg.hz : 1));
+    wp_kv(&o, wp_timeline_key(WP_TK_bins), t->nbins);
+    wp_puts(&o, WP_TIMELINE_HEADER "\n");
+    for (uint32_t b = 0; b < t->nbins; b++) {
+        const struct wp_tl_bin *x = &t->bin[b];
+        if (x->w[0] == 0 && x->w[1] == 0 && x->w[2] == 0)
+            continue;
+        wp_putu(&o, b);
+        for (int k = 0; k < 3; k++) {
+            wp_puts(&o, "\t");
+            wp_putu(&o, x->w[k]);
+        }
+        wp_puts(&o, "\t");
+        const struct wp_tl_cand *c = x->vote_n && x->w[WAITPROF_STATE_STALL] ? wp_tl_cand_find(nc, x->vote) : NULL;
+        if (c && c->found) {
+            const char *named = name && c->e ? name(arg, c->s, c->e) : NULL;
+            if (named) {
+                wp_puts(&o, named);
+            } else {
+                /* Unsymbolized, as in the partial folded file. */
+                const struct wp_pending *p = c->s->pending;
+                struct wp_stack_entry pe = {.depth = p->depth, .fn = p->fn};
+                const struct wp_stack_entry *e = c->e ? c->e : &pe;
+                const uintptr_t *ips = c->e ? &c->s->arena[e->off] : p->ips;
+                for (int k = e->depth - 1; k >= 0; k--) {
+                    if (k != e->depth - 1)
+                        wp_puts(&o, ";");
+                    if (wp_is_wrapper_ip(ips[k]) && e->fn > 0 && e->fn < WP_FN_COUNT)
+                        wp_puts(&o, wp_fn_table[e->fn].name);
+                    else
+                        wp_put_frame(&o, ips[k]);
+                }
+            }
+        }
+        wp_puts(&o, "\n");
     }
     return wp_close(&o);
 }

@@ -14,7 +14,16 @@
  *   time, build-id; format/format.h) that `waitprof report` names those
  *   frames with afterwards (symbols/offline.h).  Also
  *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
- * Both read the stores only after sampling was stopped (wp_sampler_stop_sig()).
+ * - wp_timeline_write_sig() writes rank.R.timeline (format/format.h): the
+ *   threads' timelines (sampler/timeline.h) summed at the widest bin
+ *   width, held samples split into Work and Stall in the proportions their
+ *   store entries are classified in now (per class of time to the call's
+ *   end), a call still in progress as the folded writers classify it, and
+ *   per bin the call path its Stall samples' vote names.  name (may be
+ *   NULL) gives a store entry's path symbolized ("main;solve;MPI_Recv"),
+ *   or NULL; without one the frames are "module+0xOFFSET".  With a NULL
+ *   name async-signal-safe.
+ * All read the stores only after sampling was stopped (wp_sampler_stop_sig()).
  */
 #ifndef WP_PROFILE_PARTIAL_H
 #define WP_PROFILE_PARTIAL_H
@@ -39,5 +48,10 @@ void wp_totals_collect_sig(struct wp_totals *t);
 void wp_partial_reserve(void);
 int wp_meta_write_sig(const char *dir, int rank, enum wp_end end);
 int wp_partial_write_folded_sig(const char *dir, int rank);
+
+struct wp_store;
+struct wp_stack_entry;
+typedef const char *(*wp_tl_namer)(void *arg, const struct wp_store *s, const struct wp_stack_entry *e);
+int wp_timeline_write_sig(const char *dir, int rank, wp_tl_namer name, void *arg);
 
 #endif

@@ -8,6 +8,7 @@
 #include "fallback/estimate.h"
 #include "match/match.h"
 #include "state/log.h"
+#include "profile/partial.h"
 #include "profile/profile.h"
 #include "sampler/store.h"
 #include "symbols/symbolize.h"
@@ -24,11 +25,11 @@ static void wp_frame_line(void *arg, const char *frame, const char *file, int li
         wp_folded_add(arg, buf, (size_t)n, 1);
 }
 
-/* One folded line, state frame first, then the frames ips[0..depth) root
- * first; added to out with count.  With frames, each frame's definition
- * is added there (rank.R.frames). */
-static void wp_profile_add(struct wp_folded *out, struct wp_folded *frames, struct wp_symbolizer *sy, char *line,
-                           size_t cap, int state, int fn, const uintptr_t *ips, int depth, uint64_t count)
+/* One folded line in line[0..cap), state frame first, then the frames
+ * ips[0..depth) root first; returns its length (at most cap - 2).  With
+ * frames, each frame's definition is added there (rank.R.frames). */
+static size_t wp_profile_line(struct wp_symbolizer *sy, struct wp_folded *frames, char *line, size_t cap, int state,
+                              int fn, const uintptr_t *ips, int depth)
 {
     size_t len = (size_t)snprintf(line, cap, "%s", wp_state_name(state));
     int at_root = 1;
@@ -53,7 +54,14 @@ static void wp_profile_add(struct wp_folded *out, struct wp_folded *frames, stru
         memcpy(line + len, name, l);
         len += l;
     }
-    wp_folded_add(out, line, len, count);
+    return len;
+}
+
+/* The same line added to out with count. */
+static void wp_profile_add(struct wp_folded *out, struct wp_folded *frames, struct wp_symbolizer *sy, char *line,
+                           size_t cap, int state, int fn, const uintptr_t *ips, int depth, uint64_t count)
+{
+    wp_folded_add(out, line, wp_profile_line(sy, frames, line, cap, state, fn, ips, depth), count);
 }
 
 int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
@@ -211,4 +219,41 @@ int wp_profile_write_paths(const char *dir, int rank)
         return -1;
     }
     return 0;
+}
+
+/* The timeline's namer (profile/partial.h): an entry's folded line without
+ * its state frame, in the caller's buffer. */
+struct wp_namer {
+    struct wp_symbolizer *sy;
+    char *line;
+    size_t cap;
+};
+
+static const char *wp_profile_name_entry(void *arg, const struct wp_store *s, const struct wp_stack_entry *e)
+{
+    struct wp_namer *nm = arg;
+    size_t len = wp_profile_line(nm->sy, NULL, nm->line, nm->cap, e->state, e->fn, &s->arena[e->off], e->depth);
+    nm->line[len] = '\0';
+    /* A tab or line break in a name would break the file's rows. */
+    for (char *c = nm->line; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r')
+            *c = ' ';
+    const char *semi = strchr(nm->line, ';');
+    return semi ? semi + 1 : "";
+}
+
+int wp_profile_write_timeline(const char *dir, int rank)
+{
+    struct wp_namer nm = {wp_symbolizer_new(), NULL, 1 << 16};
+    nm.line = malloc(nm.cap);
+    /* Without a symbolizer or memory the frames stay unsymbolized. */
+    int ok = nm.sy && nm.line;
+    int rc = wp_timeline_write_sig(dir, rank, ok ? wp_profile_name_entry : NULL, ok ? &nm : NULL);
+    if (rc != 0)
+        wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.%s (%s)", rank, dir, rank,
+                      wp_file_suffix(WP_FILE_TIMELINE), strerror(errno));
+    free(nm.line);
+    if (nm.sy)
+        wp_symbolizer_free(nm.sy);
+    return rc;
 }

@@ -28,5 +28,8 @@ int wp_profile_write_frames(const char *dir, int rank, const struct wp_folded *f
  * computations that caused waits on other ranks, by the hash the partners'
  * rank.R.causes name them with (match/match.h).  After matching. */
 int wp_profile_write_paths(const char *dir, int rank);
+/* rank.R.timeline (profile/partial.h, wp_timeline_write_sig) with its
+ * stall paths symbolized as in rank.R.folded.  Returns 0 or -1 (logged). */
+int wp_profile_write_timeline(const char *dir, int rank);
 
 #endif

@@ -120,3 +120,93 @@ void wp_rep_to_folded(const struct run *R, struct wp_folded *out)
     free(line);
     wp_folded_finish(out);
 }
+
+/* --- the timeline ---------------------------------------------------------------------- */
+
+/* A rank's start in the common time base: its own clock's origin, plus the
+ * offset to rank 0's clock measured at MPI_Init (match/clock.c) when it
+ * runs on another host than the first rank.  Ranks on one host share
+ * CLOCK_MONOTONIC, and their offset is only nonzero when a test injects
+ * one into the matching clock alone. */
+static int64_t tl_start(const struct run *R, const struct rinfo *ri)
+{
+    int other_host = ri->host[0] && R->nr && strcmp(ri->host, R->r[0].host) != 0;
+    return (int64_t)ri->tl->origin_ns + (other_host ? ri->clock_offset_ns : 0);
+}
+
+void wp_rep_timeline(const struct run *R, uint32_t max_bins, struct tgrid *g)
+{
+    memset(g, 0, sizeof *g);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint64_t width = 0;
+    for (size_t i = 0; i < R->nr; i++) {
+        const struct rinfo *ri = &R->r[i];
+        if (ri->tl == NULL)
+            continue;
+        int64_t a = tl_start(R, ri), b = a + (int64_t)(ri->tl->nbins * ri->tl->bin_ns);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+        width = ri->tl->bin_ns > width ? ri->tl->bin_ns : width;
+        g->nrows++;
+    }
+    if (g->nrows == 0)
+        return;
+    if (max_bins == 0)
+        max_bins = 1;
+    /* The widest rank's bins, doubled until the span fits. */
+    while ((uint64_t)(hi - lo) / width + 1 > max_bins)
+        width *= 2;
+    g->origin_ns = (uint64_t)lo;
+    g->bin_ns = width;
+    g->nbins = (uint32_t)(((uint64_t)(hi - lo) + width - 1) / width);
+    if (g->nbins == 0)
+        g->nbins = 1;
+    g->row = wp_rep_xrealloc(NULL, g->nrows * sizeof *g->row);
+    g->start_s = wp_rep_xrealloc(NULL, g->nrows * sizeof *g->start_s);
+    size_t cells = g->nrows * g->nbins;
+    g->s = wp_rep_xrealloc(NULL, cells * sizeof *g->s);
+    g->path = wp_rep_xrealloc(NULL, cells * sizeof *g->path);
+    memset(g->s, 0, cells * sizeof *g->s);
+    memset(g->path, 0xff, cells * sizeof *g->path);
+    /* The stall weight of the source bin that named each cell's path. */
+    uint64_t *best = wp_rep_xrealloc(NULL, g->nbins * sizeof *best);
+    size_t k = 0;
+    for (size_t i = 0; i < R->nr; i++) {
+        const struct rinfo *ri = &R->r[i];
+        const struct tline *t = ri->tl;
+        if (t == NULL)
+            continue;
+        g->row[k] = i;
+        int64_t a = tl_start(R, ri) - lo;
+        g->start_s[k] = (double)a * 1e-9;
+        memset(best, 0, g->nbins * sizeof *best);
+        double (*row)[WP_STATE_COUNT] = &g->s[k * g->nbins];
+        int32_t *prow = &g->path[k * g->nbins];
+        /* Each of the rank's bins goes whole to the cell holding its
+         * middle: the common grid is at least as wide, so a bin is off by
+         * at most half of its own width. */
+        for (uint32_t b = 0; b < t->nbins; b++) {
+            uint64_t mid = (uint64_t)a + b * t->bin_ns + t->bin_ns / 2;
+            uint64_t j = mid / width;
+            if (j >= g->nbins)
+                j = g->nbins - 1;
+            for (int st = 0; st < WP_STATE_COUNT; st++)
+                row[j][st] += (double)t->w[b][st] * (double)t->period_ns * 1e-9;
+            if (t->path[b] >= 0 && t->w[b][WP_STATE_STALL] > best[j]) {
+                best[j] = t->w[b][WP_STATE_STALL];
+                prow[j] = t->path[b];
+            }
+        }
+        k++;
+    }
+    free(best);
+}
+
+void wp_rep_tgrid_free(struct tgrid *g)
+{
+    free(g->row);
+    free(g->start_s);
+    free(g->s);
+    free(g->path);
+    memset(g, 0, sizeof *g);
+}

@@ -65,6 +65,45 @@ static void write_frames(FILE *f, const struct run *R, const struct wp_report_op
     wp_rep_pmap_free(&seen);
 }
 
+/* The ranks' timelines on one grid of at most 1024 bins (report/model.h,
+ * struct tgrid), null when no rank wrote one: seconds per bin and state,
+ * and per bin an index into "paths" (the call path most of the bin's
+ * MPI-Stall samples share), -1 for none. */
+static void json_timeline(FILE *f, const struct run *R)
+{
+    struct tgrid g;
+    wp_rep_timeline(R, 1024, &g);
+    if (g.nrows == 0) {
+        fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"origin_ns\":%llu,\"bin_s\":%.9f,\"bins\":%u,\"paths\":[", (unsigned long long)g.origin_ns,
+            g.bin_ns * 1e-9, g.nbins);
+    for (size_t i = 0; i < R->tl_paths.n; i++) {
+        fputs(i ? "," : "", f);
+        wp_rep_jstr(f, R->tl_paths.v[i].path);
+    }
+    fputs("],\"ranks\":[", f);
+    static const char *const key[WP_STATE_COUNT] = {"not_in_mpi", "mpi_work", "mpi_stall"};
+    for (size_t k = 0; k < g.nrows; k++) {
+        const struct rinfo *ri = &R->r[g.row[k]];
+        fprintf(f, "%s\n {\"rank\":%d,\"status\":\"%s\",\"start_s\":%.6f", k ? "," : "", ri->rank,
+                !ri->has_meta ? "unknown" : ri->partial ? "partial" : "complete", g.start_s[k]);
+        for (int st = 0; st < WP_STATE_COUNT; st++) {
+            fprintf(f, ",\"%s\":[", key[st]);
+            for (uint32_t b = 0; b < g.nbins; b++)
+                fprintf(f, "%s%.4f", b ? "," : "", g.s[k * g.nbins + b][st]);
+            fputc(']', f);
+        }
+        fputs(",\"stall_path\":[", f);
+        for (uint32_t b = 0; b < g.nbins; b++)
+            fprintf(f, "%s%d", b ? "," : "", (int)g.path[k * g.nbins + b]);
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+    wp_rep_tgrid_free(&g);
+}
+
 void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o)
 {
     uint64_t all = wp_rep_total_samples(R, 0) + wp_rep_total_samples(R, 1) + wp_rep_total_samples(R, 2);
@@ -265,7 +304,9 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     }
     fprintf(f, "],\n\"frames\":{");
     write_frames(f, R, o);
-    fprintf(f, "},\n\"problems\":[");
+    fprintf(f, "},\n\"timeline\":");
+    json_timeline(f, R);
+    fprintf(f, ",\n\"problems\":[");
     for (size_t i = 0; i < R->c.nproblems; i++) {
         fputs(i ? "," : "", f);
         wp_rep_jstr(f, R->c.problems[i]);

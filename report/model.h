@@ -87,10 +87,38 @@ struct pmap {
     size_t nslots; /* power of two */
 };
 
+/* One rank's timeline, as rank.R.timeline gives it: weights (sampling
+ * periods) per bin and state, and per bin the index of its stall path in
+ * the run's timeline paths (struct run, tl_paths), -1 for none. */
+struct tline {
+    uint64_t origin_ns, bin_ns, period_ns;
+    uint32_t nbins;
+    uint64_t (*w)[WP_STATE_COUNT];
+    int32_t *path;
+};
+
+/* The timelines of all ranks on one grid (report/aggregate.c,
+ * wp_rep_timeline): bins of bin_ns from origin_ns, the earliest rank's
+ * start in the common time base; per rank with a timeline (in rank order,
+ * row[k] the index in struct run's r) seconds per bin and state and the
+ * stall path index of the bin's largest stall contribution. */
+struct tgrid {
+    uint64_t origin_ns, bin_ns;
+    uint32_t nbins;
+    size_t nrows;
+    size_t *row;
+    double *start_s;                   /* per row: its rank's start after origin_ns */
+    double (*s)[WP_STATE_COUNT];       /* nrows x nbins */
+    int32_t *path;                     /* nrows x nbins */
+};
+
 /* One rank, from its meta and folded files. */
 struct rinfo {
     int rank;
     unsigned has_meta : 1, has_folded : 1, partial : 1;
+    struct tline *tl;       /* NULL without a rank.R.timeline */
+    char host[64];          /* meta's host, for the clock offset */
+    int64_t clock_offset_ns; /* meta's clock_offset_ns (match/clock.c), 0 if none */
     unsigned files; /* which rank.R.* files the directory lists (F_* bits, report/read.c) */
     uint64_t st[WP_STATE_COUNT];
     uint64_t samples, dropped, duration_ns, hz;
@@ -202,6 +230,7 @@ struct run {
      * names in frames.v[i].path, their locations in floc[i]. */
     struct pmap frames;
     struct floc *floc;
+    struct pmap tl_paths;    /* the timelines' stall paths (counts unused) */
 };
 
 /* A state's share of the samples over the ranks that have samples. */
@@ -256,6 +285,10 @@ double wp_rep_rank_state_s(const struct rinfo *ri, int st);
 double wp_rep_state_s(const struct run *R, int st);
 int wp_rep_rinfo_stall_cmp(const void *a, const void *b);
 const struct path **wp_rep_top_stall(const struct run *R, size_t *n);
+/* The ranks' timelines on one grid of at most max_bins bins; NULL-free
+ * result with nrows 0 when no rank has one.  wp_rep_tgrid_free releases. */
+void wp_rep_timeline(const struct run *R, uint32_t max_bins, struct tgrid *g);
+void wp_rep_tgrid_free(struct tgrid *g);
 void wp_rep_to_folded(const struct run *R, struct wp_folded *out);
 
 /* --- the writers: report/text.c, json.c, csv.c, diff.c --------------------------- */
@@ -263,6 +296,9 @@ void wp_rep_to_folded(const struct run *R, struct wp_folded *out);
 void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts *o);
 void wp_rep_write_short(FILE *f, const struct run *R);
 void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts *o);
+/* timeline.svg (report/timeline.c): ranks as rows, time as columns, each
+ * bin stacked by its states' shares, <title> tooltips. */
+int wp_rep_write_timeline_svg(FILE *f, const struct run *R);
 
 /* The CSV files (report/csv.c), in the order they are written: ranks.csv,
  * the per-rank tables (T_TIME ...) and the three transfer matrices.  Each

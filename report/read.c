@@ -31,7 +31,8 @@ enum {
     F_MATRIX = 1u << WP_FILE_MATRIX,
     F_CAUSES = 1u << WP_FILE_CAUSES,
     F_PATHS = 1u << WP_FILE_PATHS,
-    F_FRAMES = 1u << WP_FILE_FRAMES
+    F_FRAMES = 1u << WP_FILE_FRAMES,
+    F_TIMELINE = 1u << WP_FILE_TIMELINE
 };
 
 static int rank_cmp(const void *a, const void *b)
@@ -152,6 +153,10 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             ri->dropped += strtoull(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_duration_ns)) == 0)
             ri->duration_ns = strtoull(val, NULL, 10);
+        else if (strcmp(k, wp_meta_key(WP_MK_host)) == 0)
+            snprintf(ri->host, sizeof ri->host, "%s", val);
+        else if (strcmp(k, wp_meta_key(WP_MK_clock_offset_ns)) == 0)
+            ri->clock_offset_ns = strtoll(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_hz)) == 0)
             ri->hz = strtoull(val, NULL, 10), R->hz = R->hz ? R->hz : ri->hz;
         else if (strcmp(k, wp_meta_key(WP_MK_clock)) == 0 && !R->clock[0])
@@ -178,6 +183,93 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
     }
     if (ri->partial)
         R->nmeta_partial++;
+    free(buf);
+}
+
+static int split_tab(char *line, char **f, int n);
+static int all_digits(const char *s);
+
+/* rank.R.timeline (format/format.h): the format line, the keys, the
+ * header row, then one row per bin with samples. */
+static void read_timeline(struct run *R, struct rinfo *ri, const char *path, const char *name)
+{
+    size_t len;
+    char *buf = wp_rep_slurp(path, &len);
+    if (buf == NULL)
+        return;
+    const char *format = wp_file_format(WP_FILE_TIMELINE);
+    int version = wp_file_version(WP_FILE_TIMELINE);
+    long v = is_text(buf, len) ? wp_rep_format_version(buf, "# ", format) : -1;
+    if (v != version) {
+        wp_rep_problem(&R->c, "%s: not a waitprof timeline file of version %d (first line is not \"# %s %d\"); "
+                       "skipped", name, version, format, version);
+        free(buf);
+        return;
+    }
+    uint64_t key[WP_TK_COUNT] = {0};
+    int have[WP_TK_COUNT] = {0}, header = 0;
+    struct tline *t = NULL;
+    size_t lineno = 0, bad = 0;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (nl == NULL) {
+            wp_rep_problem(&R->c, "%s: truncated (the last line has no newline); that line is left out", name);
+            break;
+        }
+        *nl = '\0';
+        if (lineno++ == 0)
+            continue;
+        if (!header) {
+            char *eq = strchr(line, '=');
+            if (strcmp(line, WP_TIMELINE_HEADER) == 0) {
+                header = 1;
+                if (!have[WP_TK_bin_ns] || !have[WP_TK_bins] || key[WP_TK_bin_ns] == 0 ||
+                    key[WP_TK_bins] > (1u << 20)) {
+                    bad++;
+                    break;
+                }
+                t = wp_rep_xrealloc(NULL, sizeof *t);
+                t->origin_ns = key[WP_TK_origin_ns];
+                t->bin_ns = key[WP_TK_bin_ns];
+                t->period_ns = key[WP_TK_period_ns] ? key[WP_TK_period_ns] : 10000000;
+                t->nbins = (uint32_t)key[WP_TK_bins];
+                t->w = wp_rep_xrealloc(NULL, (t->nbins ? t->nbins : 1) * sizeof *t->w);
+                t->path = wp_rep_xrealloc(NULL, (t->nbins ? t->nbins : 1) * sizeof *t->path);
+                memset(t->w, 0, (t->nbins ? t->nbins : 1) * sizeof *t->w);
+                memset(t->path, 0xff, (t->nbins ? t->nbins : 1) * sizeof *t->path);
+                continue;
+            }
+            if (eq == NULL) {
+                bad++;
+                continue;
+            }
+            *eq = '\0';
+            for (int k = 0; k < WP_TK_COUNT; k++)
+                if (strcmp(line, wp_timeline_key((enum wp_timeline_key)k)) == 0)
+                    key[k] = strtoull(eq + 1, NULL, 10), have[k] = 1;
+            continue;
+        }
+        char *f[5];
+        if (split_tab(line, f, 5) != 5 || !all_digits(f[0]) || !all_digits(f[1]) || !all_digits(f[2]) ||
+            !all_digits(f[3])) {
+            bad++;
+            continue;
+        }
+        unsigned long b = strtoul(f[0], NULL, 10);
+        if (b >= t->nbins) {
+            bad++;
+            continue;
+        }
+        for (int k = 0; k < WP_STATE_COUNT; k++)
+            t->w[b][k] = strtoull(f[1 + k], NULL, 10);
+        if (f[4][0])
+            t->path[b] = (int32_t)(wp_rep_pmap_get(&R->tl_paths, f[4], strlen(f[4])) - R->tl_paths.v);
+    }
+    if (bad)
+        wp_rep_problem(&R->c, "%s: %zu line(s) are malformed (corrupted); they are left out", name, bad);
+    if (t && !header)
+        t = NULL;
+    ri->tl = t;
     free(buf);
 }
 
@@ -704,6 +796,9 @@ static void load(struct run *R, const char *dir, const struct wp_report_opts *o)
         snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_FRAMES));
         if (ri->files & F_FRAMES)
             read_rank_tsv(R, ri, path, path, WP_FILE_FRAMES, 0, frames_row);
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, ri->rank, wp_file_suffix(WP_FILE_TIMELINE));
+        if (ri->files & F_TIMELINE)
+            read_timeline(R, ri, path, path);
         if (ri->duration_ns > R->duration_max)
             R->duration_max = ri->duration_ns;
         R->samples += ri->samples ? ri->samples : ri->st[0] + ri->st[1] + ri->st[2];
@@ -792,6 +887,13 @@ void wp_rep_run_free(struct run *R)
         free(R->isites[i].site);
     free(R->isites);
     free(R->rf);
+    for (size_t i = 0; i < R->nr; i++)
+        if (R->r[i].tl) {
+            free(R->r[i].tl->w);
+            free(R->r[i].tl->path);
+            free(R->r[i].tl);
+        }
+    wp_rep_pmap_free(&R->tl_paths);
     free(R->r);
     for (size_t i = 0; i < R->nextra; i++)
         free(R->extra[i]);

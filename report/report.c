@@ -39,6 +39,7 @@ static int e_svg(FILE *f, struct emit_arg *a)
              a->o->stall_only ? ", MPI-Stall only" : "");
     return wp_svg_write(f, a->fold, title);
 }
+static int e_timeline(FILE *f, struct emit_arg *a) { return wp_rep_write_timeline_svg(f, a->R); }
 static int e_summary(FILE *f, struct emit_arg *a) { return wp_summary_write(f, a->fold, (int)a->R->nr, 8); }
 
 /* Write outdir/name through a temporary file and a rename. */
@@ -86,6 +87,7 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
     rc |= emit(&R.c, outdir, "all.folded", e_folded, &a);
     rc |= emit(&R.c, outdir, "all.diff.folded", e_diff, &a);
     rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
+    rc |= emit(&R.c, outdir, "timeline.svg", e_timeline, &a);
     rc |= emit(&R.c, outdir, "summary.txt", e_summary, &a);
     for (int i = 0; i < CSV_N; i++) {
         a.which = i;

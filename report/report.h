@@ -17,6 +17,8 @@
  *                     flamegraph.pl, inferno and speedscope)
  *   all.diff.folded   call paths with two counts: MPI-Work then MPI-Stall
  *   all.svg           the flame graph (report/svg.h)
+ *   timeline.svg      per rank, the MPI states over time (report/timeline.c;
+ *                     from the rank.R.timeline files, also in report.json)
  *   summary.txt       the one-screen digest (report/summary.h)
  * A file that is missing, truncated, corrupted, foreign or of a newer
  * format is named in one line on errs (and in the report's "problems"

@@ -312,6 +312,16 @@ static void svg_put(FILE *out, const char *s, size_t len, size_t max)
     }
 }
 
+void wp_svg_put(FILE *out, const char *s)
+{
+    svg_put(out, s, strlen(s), SIZE_MAX);
+}
+
+void wp_svg_state_rgb(int state, int rgb[3])
+{
+    memcpy(rgb, svg_state_rgb[state >= 0 && state < WP_STATE_COUNT ? state : ST_OTHER], 3 * sizeof *rgb);
+}
+
 static double svg_pct(uint64_t part, uint64_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;

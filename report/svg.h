@@ -26,4 +26,10 @@
 
 int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title);
 
+/* What the timeline (report/timeline.c) shares with the flame graph: a
+ * state's colour (Not-in-MPI, MPI-Work, MPI-Stall; grey for any other
+ * value), and a string escaped for XML, invalid UTF-8 as '?'. */
+void wp_svg_state_rgb(int state, int rgb[3]);
+void wp_svg_put(FILE *out, const char *s);
+
 #endif

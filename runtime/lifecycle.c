@@ -210,6 +210,7 @@ static void wp_on_term(int sig, siginfo_t *si, void *uc)
         wp_run.end_ns = wp_now_ns();
         enum wp_end why = sig == SIGTERM ? WP_END_SIGTERM : sig == SIGINT ? WP_END_SIGINT : WP_END_SIGHUP;
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_timeline_write_sig(wp_run.dir, wp_run.rank, NULL, NULL);
         wp_meta_write_sig(wp_run.dir, wp_run.rank, why);
     }
     struct sigaction *old = &wp_old_term[idx];
@@ -273,6 +274,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * quick unsymbolized profile, then replace it by the symbolized one. */
     if (status != WP_END_COMPLETE) {
         wp_partial_write_folded_sig(wp_run.dir, wp_run.rank);
+        wp_timeline_write_sig(wp_run.dir, wp_run.rank, NULL, NULL);
         wp_meta_write_sig(wp_run.dir, wp_run.rank, status);
     }
     struct wp_folded frames = {0};
@@ -293,6 +295,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
                           wp_run.rank, wp_run.dir, wp_run.rank, strerror(errno));
     }
     wp_folded_free(&frames);
+    wp_profile_write_timeline(wp_run.dir, wp_run.rank);
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
@@ -472,7 +475,7 @@ static void wp_finalize_summary(void)
     }
     if (wp_run.have_dir)
         wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
-               "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, report.json)%s",
+               "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, timeline.svg, report.json)%s",
                wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir, extra);
     else
         wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "

@@ -12,6 +12,7 @@
 
 #include "format/select.h"
 #include "sampler/internal.h"
+#include "sampler/timeline.h"
 #include "state/clock.h"
 #include "state/functions.h"
 #include "state/hooks.h"
@@ -192,8 +193,9 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  *   unwind tables, this thread's cache and its stack), else libunwind local
  *   unwinding (see above), no malloc; the loader lock case is excluded by
  *   wp_dl_held().
- * - wp_store_add_sig / wp_store_handler_time_sig / wp_hold_sig: own code on
- *   preallocated memory.
+ * - wp_store_add_sig / wp_store_handler_time_sig / wp_hold_sig /
+ *   wp_tl_add_sig: own code on preallocated memory; wp_ticks_to_ns reads
+ *   a few globals (state/clock.h).
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
  *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.
@@ -281,6 +283,11 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
         state = WAITPROF_STATE_STALL;
     }
     wp_store_add_sig(s, state, fn, ips, n, w);
+    /* Into the thread's timeline at the time of the sample: arithmetic on
+     * its preallocated bins (sampler/timeline.h); a waiting sample votes for
+     * its stack, whose id hashes the frames already in hand. */
+    wp_tl_add_sig(s->tl, wp_ticks_to_ns(c0), state, w,
+                  state == WAITPROF_STATE_STALL ? wp_tl_stack_id(fn, ips, n) : 0);
     /* What the thread computes, for the causes of waits (match/match.h):
      * a store in the same thread's record, async-signal-safe. */
     if (state == WAITPROF_STATE_NOT_IN_MPI && s->last_hash)

@@ -1,7 +1,8 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is eight files, one job each (store.c, the sample store, has its own header):
+ * The sampler is nine files, one job each (store.c, the sample store, and
+ * timeline.c, the time bins of samples per state, have their own headers):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;

@@ -15,6 +15,7 @@
 #include <libunwind.h>
 
 #include "sampler/internal.h"
+#include "sampler/timeline.h"
 #include "state/log.h"
 
 #ifndef sigev_notify_thread_id
@@ -87,6 +88,16 @@ static int wp_thread_begin(void)
         return -1;
     }
     slot->store->stride = 1;
+    /* The thread's timeline (sampler/timeline.h): its own mapping, outside
+     * WAITPROF_MEMORY, so that a fixed 48 KiB (and a header) per thread
+     * neither shrinks the store's budget nor depends on it.  Bins of a few
+     * sampling periods from the run's start; without the mapping the
+     * thread has none and its samples are only missing from the timeline. */
+    void *tl = mmap(NULL, sizeof(struct wp_timeline), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (tl != MAP_FAILED) {
+        wp_tl_init(tl, wp_smp_cfg.t0_ns, wp_smp_period_ns * WP_TL_FIRST_PERIODS);
+        slot->store->tl = tl;
+    }
     wp_cfi_mine = (struct wp_cfi_cache *)(wp_pool + at);
     /* This thread's stack bounds what the unwinder reads.  Without it
      * (pthread_getattr_np failed), both ends are 0 and waitprof's unwinder

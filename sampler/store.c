@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "sampler/store.h"
+#include "sampler/timeline.h"
 #include "state/clock.h"
 #include "waitprof.h"
 
@@ -217,16 +218,20 @@ uint64_t wp_store_handler_median_ns(const struct wp_store *s)
 
 void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold)
 {
+    /* One call, one stack: its id is computed once for all its samples. */
+    uint64_t id = s->tl && p->n ? wp_tl_stack_id(p->fn, p->ips, p->depth) : 0;
     for (uint32_t i = 0; i < p->n; i++) {
         s->by_estimate += p->weight[i];
-        wp_store_add_sig(s, p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK, p->fn,
-                             p->ips, p->depth, p->weight[i]);
+        int state = p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
+        wp_store_add_sig(s, state, p->fn, p->ips, p->depth, p->weight[i]);
+        wp_tl_add_sig(s->tl, wp_ticks_to_ns(p->enter + p->off[i]), state, p->weight[i], id);
     }
     p->n = 0;
 }
 
 void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t duration, int sclass, int role)
 {
+    uint64_t id = s->tl && p->n ? wp_tl_stack_id(p->fn, p->ips, p->depth) : 0;
     for (uint32_t i = 0; i < p->n; i++) {
         s->by_estimate += p->weight[i];
         struct wp_key k = {.state = WAITPROF_STATE_WORK,
@@ -235,8 +240,21 @@ void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t du
                            .sclass = (uint8_t)sclass,
                            .role = (uint8_t)role};
         wp_store_add_key(s, &k, p->ips, p->depth, p->weight[i]);
+        /* Held in the timeline too, by the class of the same time to the
+         * call's end, which the writer splits as the store's held entries
+         * of that class are classified. */
+        uint64_t d = duration > p->off[i] ? duration - p->off[i] : 0;
+        wp_tl_add_sig(s->tl, wp_ticks_to_ns(p->enter + p->off[i]), -1 - wp_tl_held_class(wp_ticks_duration_ns(d)),
+                      p->weight[i], id);
     }
     p->n = 0;
+}
+
+/* Did pending sample i wait?  Taken more than min_ns before now. */
+static int wp_pending_waited(const struct wp_pending *p, uint32_t i, uint64_t now, uint64_t min_ns)
+{
+    uint64_t at = p->enter + p->off[i];
+    return min_ns != UINT64_MAX && now > at && wp_ticks_duration_ns(now - at) > min_ns;
 }
 
 uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall)
@@ -245,12 +263,21 @@ uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min
     uint32_t n = p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX;
     for (uint32_t i = 0; i < n; i++) {
         all += p->weight[i];
-        uint64_t at = p->enter + p->off[i];
-        if (min_ns != UINT64_MAX && now > at && wp_ticks_duration_ns(now - at) > min_ns)
+        if (wp_pending_waited(p, i, now, min_ns))
             st += p->weight[i];
     }
     *stall = st;
     return all;
+}
+
+void wp_pending_timeline_sig(const struct wp_pending *p, uint64_t now, uint64_t min_ns, struct wp_timeline *t)
+{
+    uint32_t n = p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX;
+    uint64_t id = n ? wp_tl_stack_id(p->fn, p->ips, p->depth) : 0;
+    for (uint32_t i = 0; i < n; i++)
+        wp_tl_add_sig(t, wp_ticks_to_ns(p->enter + p->off[i]),
+                      wp_pending_waited(p, i, now, min_ns) ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK,
+                      p->weight[i], id);
 }
 
 int wp_entry_state(const struct wp_stack_entry *e, uint64_t min_ns)

@@ -92,6 +92,9 @@ struct wp_store {
                               * the rate was halved log2(stride) times */
     uint32_t in_pool;        /* laid out in the rank's pool: never unmapped */
     uint64_t last_hash;      /* the entry the last wp_store_add_sig added to, 0 if none */
+    /* The thread's states over time (sampler/timeline.h), NULL when it has
+     * none: the flushes below add the samples they decide to it. */
+    struct wp_timeline *tl;
 };
 
 /* Samples taken inside one blocking MPI call, held until the call returns
@@ -112,7 +115,8 @@ struct wp_pending {
 };
 
 /* Move the pending samples into the store: Stall below threshold ticks,
- * Work at or above it.  Caller blocks SIGPROF. */
+ * Work at or above it, and into the timeline at the time each was taken.
+ * Caller blocks SIGPROF. */
 void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold);
 /* The same for a call whose category's minimum is the global one (a
  * collective): each sample is stored held, under the bucket of its time to
@@ -127,6 +131,12 @@ void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t du
  * call of the function ever returned): none, Work as for the estimator's
  * first call.  Reads only; async-signal-safe. */
 uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall);
+
+/* Add the samples of a call still in progress (as wp_pending_split
+ * classifies them) to a timeline (sampler/timeline.h) at the times they
+ * were taken.  Async-signal-safe. */
+struct wp_timeline;
+void wp_pending_timeline_sig(const struct wp_pending *p, uint64_t now, uint64_t min_ns, struct wp_timeline *t);
 
 /* The state a held entry stands for: MPI-Stall when its sample came more
  * than the category's minimum (ns; UINT64_MAX: unknown, so Work) before

@@ -7,6 +7,9 @@
   report_check.py foldtools FILE...     the parsing rules of flamegraph.pl, inferno, speedscope
   report_check.py png FILE              a flame graph screenshot: not blank, the state colours
   report_check.py png-stall FILE        a screenshot of an MPI-Stall-only flame graph
+  report_check.py timeline JSON TRUTH   report.json's timeline of a tests/mpi/timeline run
+  report_check.py timeline-totals DIR   each rank.R.timeline's samples per state against rank.R.folded
+  report_check.py png-timeline PNG SVG TRUTH  the same in a screenshot of its timeline.svg
 
 Every check exits 1 with a message naming what differs.
 """
@@ -382,6 +385,131 @@ def png_stall(path):
     print("png-stall: %s: %d red pixels" % (path, red))
 
 
+# --- the timeline (tests/mpi/timeline.c, t_timeline.sh) ------------------------------
+
+# How far inside a phase the checked stretch starts and ends (s): the ranks
+# leave the barrier a little apart, and a bin is 40 ms wide.
+PHASE_MARGIN = 0.12
+# Each phase's expected state, for the late rank and for the others.
+PHASE_STATES = {"A": ("Not-in-MPI", "MPI-Stall"), "B": ("MPI-Stall", "Not-in-MPI")}
+
+
+def timeline_truth(path):
+    late, phases = None, {}
+    for line in open(path):
+        m = re.match(r"truth late=(\d+)", line)
+        if m:
+            late = int(m.group(1))
+        m = re.match(r"truth phase=(\w) start=([\d.]+) end=([\d.]+)", line)
+        if m:
+            phases[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    if late is None or set(phases) != set(PHASE_STATES):
+        fail("%s: no truth lines of tests/mpi/timeline" % path)
+    return late, phases
+
+
+def timeline(path, truth_path):
+    """In each phase's inner stretch, the late rank's bins are mostly its
+    expected state and every other rank's bins mostly theirs."""
+    late, phases = timeline_truth(truth_path)
+    t = json.load(open(path))["timeline"]
+    if not t:
+        fail("%s: no timeline" % path)
+    keys = dict(zip(STATES, ("not_in_mpi", "mpi_work", "mpi_stall")))
+    origin, width = t["origin_ns"] * 1e-9, t["bin_s"]
+    for name, (a, b) in sorted(phases.items()):
+        lo, hi = a + PHASE_MARGIN - origin, b - PHASE_MARGIN - origin
+        bins = [j for j in range(t["bins"]) if j * width >= lo and (j + 1) * width <= hi]
+        if len(bins) < 3:
+            fail("phase %s: %d whole bins of %.3f s in %.3f-%.3f s" % (name, len(bins), width, lo, hi))
+        for r in t["ranks"]:
+            want = PHASE_STATES[name][0 if r["rank"] == late else 1]
+            tot = sum(r[k][j] for k in keys.values() for j in bins)
+            got = sum(r[keys[want]][j] for j in bins)
+            share = got / tot if tot else 0
+            print("timeline: phase %s, rank %d: %.0f%% %s over %d bins (%.3f s sampled)"
+                  % (name, r["rank"], 100 * share, want, len(bins), tot))
+            if share < 0.75:
+                fail("phase %s: rank %d is %.0f%% %s, expected at least 75%%" % (name, r["rank"], 100 * share, want))
+            if want == "MPI-Stall":
+                paths = {t["paths"][r["stall_path"][j]] for j in bins if r["stall_path"][j] >= 0}
+                fn = "MPI_Recv" if name == "B" else "MPI_Allreduce"
+                if not any(p.endswith(fn) for p in paths):
+                    fail("phase %s: rank %d's stall paths %s do not end in %s" % (name, r["rank"], sorted(paths), fn))
+
+
+def timeline_totals(d):
+    """The timeline classifies like the profile: per rank and state, its
+    samples are the folded file's, within 2 + 2% (held samples are split per
+    class of time to the call's end, and rounded per bin)."""
+    files = sorted(glob.glob(os.path.join(d, "rank.*.timeline")))
+    if not files:
+        fail("%s: no rank.R.timeline" % d)
+    for path in files:
+        tl, rows = [0, 0, 0], False
+        for line in open(path):
+            if line.startswith("bin\t"):
+                rows = True
+            elif rows:
+                f = line.rstrip("\n").split("\t")
+                for k in range(3):
+                    tl[k] += int(f[1 + k])
+        folded = [0, 0, 0]
+        for line in open(path[:-len("timeline")] + "folded"):
+            stack, n = line.rsplit(" ", 1)
+            folded[STATES.index(stack.split(";")[0])] += int(n)
+        print("timeline-totals: %s: %s, folded %s" % (os.path.basename(path), tl, folded))
+        for k in range(3):
+            if abs(tl[k] - folded[k]) > 2 + 0.02 * sum(folded):
+                fail("%s: %d %s samples, rank.R.folded has %d" % (path, tl[k], STATES[k], folded[k]))
+
+
+def png_timeline(png_path, svg_path, truth_path):
+    """The screenshot of timeline.svg: in each phase's inner stretch, the
+    pixels of the late rank's row are mostly its expected state's colour
+    and the other rows' theirs (colours of report/svg.c)."""
+    late, phases = timeline_truth(truth_path)
+    svg = open(svg_path).read()
+    m = re.search(r'<g id="plot" data-x0="(\d+)" data-width="(\d+)" data-seconds="([\d.]+)" '
+                  r'data-origin-ns="(\d+)"', svg)
+    if not m:
+        fail("%s: no plot geometry" % svg_path)
+    x0, pw, seconds, origin = int(m.group(1)), int(m.group(2)), float(m.group(3)), int(m.group(4)) * 1e-9
+    rows = [(int(r), int(y), int(h)) for r, y, h in
+            re.findall(r'<g class="row" data-rank="(\d+)" data-y="(\d+)" data-h="(\d+)"', svg)]
+    w, h, px = png_pixels(png_path)
+    rgb = {"Not-in-MPI": (90, 190, 90), "MPI-Work": (90, 150, 230), "MPI-Stall": (230, 80, 70)}
+    for name, (a, b) in sorted(phases.items()):
+        xa = int(x0 + pw * (a + PHASE_MARGIN - origin) / seconds) + 1
+        xb = int(x0 + pw * (b - PHASE_MARGIN - origin) / seconds) - 1
+        if xb - xa < 10:
+            fail("phase %s: only %d pixel columns" % (name, xb - xa))
+        for rank, y, rh in rows:
+            want = PHASE_STATES[name][0 if rank == late else 1]
+            c = rgb[want]
+            # A bin in which the rank took no sample is left empty (the
+            # page's background): on a loaded machine a rank may not run
+            # for a whole bin, and its next sample weighs the periods it
+            # missed.  Shares are of the drawn pixels, at least half of all.
+            n = good = drawn = 0
+            for yy in range(y + 2, min(y + rh - 2, h)):
+                for xx in range(xa, min(xb, w)):
+                    p = px[yy * w + xx]
+                    n += 1
+                    if all(abs(p[i] - (251, 251, 248)[i]) <= 3 for i in range(3)):
+                        continue
+                    drawn += 1
+                    good += all(abs(p[i] - c[i]) <= 12 for i in range(3))
+            share = good / drawn if drawn else 0
+            print("png-timeline: phase %s, rank %d: %.0f%% of %d drawn pixels (of %d) %s"
+                  % (name, rank, 100 * share, drawn, n, want))
+            if drawn < n / 2:
+                fail("phase %s: rank %d's row is mostly empty (%d of %d pixels drawn)" % (name, rank, drawn, n))
+            if share < 0.75:
+                fail("phase %s: rank %d's row is %.0f%% %s %s, expected at least 75%%"
+                     % (name, rank, 100 * share, want, c))
+
+
 def main():
     if len(sys.argv) < 3:
         fail(__doc__)
@@ -398,6 +526,12 @@ def main():
         png(sys.argv[2])
     elif cmd == "png-stall":
         png_stall(sys.argv[2])
+    elif cmd == "timeline":
+        timeline(sys.argv[2], sys.argv[3])
+    elif cmd == "timeline-totals":
+        timeline_totals(sys.argv[2])
+    elif cmd == "png-timeline":
+        png_timeline(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         fail("unknown command %s" % cmd)
 

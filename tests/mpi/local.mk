@@ -148,11 +148,16 @@ EXTRA_DIST += $(WP_SELECT_TESTS)
 check_PROGRAMS += tests/mpi/report_imb tests/mpi/replace
 tests_mpi_report_imb_SOURCES = tests/mpi/report_imb.c
 tests_mpi_report_imb_CFLAGS = $(WP_TEST_CFLAGS)
+# The per-rank timeline (t_timeline.sh): two phases of known imbalance.
+check_PROGRAMS += tests/mpi/timeline
+tests_mpi_timeline_SOURCES = tests/mpi/timeline.c
+tests_mpi_timeline_CFLAGS = $(WP_TEST_CFLAGS)
 # Traffic of MPI_Sendrecv_replace, of known size (t_traffic_replace.sh).
 tests_mpi_replace_SOURCES = tests/mpi/replace.c
 tests_mpi_replace_CFLAGS = $(WP_TEST_CFLAGS)
 WP_REPORT_TESTS = tests/mpi/t_report.sh tests/mpi/t_report_bad.sh tests/mpi/t_report_svg.sh \
-	tests/mpi/t_report_scale.sh tests/mpi/t_traffic_replace.sh tests/mpi/t_doc_report.sh
+	tests/mpi/t_report_scale.sh tests/mpi/t_traffic_replace.sh tests/mpi/t_doc_report.sh \
+	tests/mpi/t_timeline.sh
 TESTS += $(WP_REPORT_TESTS)
 EXTRA_DIST += $(WP_REPORT_TESTS) tests/report_check.py tests/jsonschema_mini.py bench/gen_report_ranks.py \
 	bench/calls_cost.c

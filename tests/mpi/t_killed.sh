@@ -33,10 +33,15 @@ for run in $(seq 1 "$runs"); do
     [ -n "$launcher" ] || wp_fail "run $run: launcher process not found"
     kill -TERM "$launcher"
     wait "$pid"
+    timelines=0
     for r in 0 1 2 3; do
         st=$(wp_meta "$out/rank.$r.meta" status)
         case $st in
         partial*SIGTERM*) [ -s "$out/rank.$r.folded" ] || wp_fail "run $run: rank $r wrote its meta but no folded file"
+            # The signal-time writer leaves the timeline too (profile/partial.h).
+            head -n 1 "$out/rank.$r.timeline" 2>/dev/null | grep -q '^# waitprof-timeline 1$' ||
+                wp_fail "run $run: rank $r wrote its meta at SIGTERM but no timeline"
+            timelines=1
             symbolized_ranks=$((symbolized_ranks + 1)) ;;
         partial*) ;;
         *) wp_fail "run $run: rank $r left no partial profile (status '$st')" ;;
@@ -48,6 +53,12 @@ for run in $(seq 1 "$runs"); do
     rc=$?
     [ $rc = 0 ] || [ $rc = 1 ] || wp_fail "run $run: waitprof report exited with $rc: $(cat "$WP_TMP/report.err")"
     [ -s "$out/report.txt" ] || wp_fail "run $run: no report.txt"
+    # The killed ranks' timelines are in the report, marked partial.
+    if [ "$timelines" = 1 ]; then
+        "$PYTHON" -c 'import json, sys; t = json.load(open(sys.argv[1]))["timeline"]
+sys.exit(not (t and any(r["status"] == "partial" for r in t["ranks"])))' "$out/report.json" ||
+            wp_fail "run $run: report.json has no timeline of a partial rank"
+    fi
     # A rank killed before it wrote is named, and why.
     for r in 0 1 2 3; do
         case $(wp_meta "$out/rank.$r.meta" status) in

@@ -22,7 +22,7 @@ TESTS += tests/unit/test_config tests/unit/test_store tests/unit/test_folded \
 tests_unit_test_config_SOURCES = tests/unit/test_config.c state/config.c state/config.h format/select.c format/select.h
 tests_unit_test_config_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_config_LDADD = $(CHECK_LIBS)
-tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h state/clock.c state/clock.h
+tests_unit_test_store_SOURCES = tests/unit/test_store.c sampler/store.c sampler/store.h sampler/timeline.c sampler/timeline.h state/clock.c state/clock.h
 tests_unit_test_store_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_store_LDADD = $(CHECK_LIBS)
 tests_unit_test_folded_SOURCES = tests/unit/test_folded.c format/folded.c format/folded.h symbols/names.c \
@@ -106,7 +106,7 @@ TESTS += tests/unit/test_crossrank
 tests_unit_test_crossrank_SOURCES = tests/unit/test_crossrank.c report/report.c report/report.h \
 	report/model.h report/util.c report/read.c report/aggregate.c report/text.c report/json.c \
 	report/csv.c report/diff.c \
-	report/svg.c report/svg.h report/summary.c report/summary.h format/folded.c format/folded.h \
+	report/svg.c report/svg.h report/timeline.c report/summary.c report/summary.h format/folded.c format/folded.h \
 	format/select.c format/select.h
 tests_unit_test_crossrank_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_crossrank_LDADD = $(CHECK_LIBS)

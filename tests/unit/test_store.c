@@ -9,7 +9,11 @@
  * collective call's) keep their time to the call's end in a bucket within
  * 1/16 of it, and are Stall exactly when that time exceeds the minimum; the
  * samples of a call still in progress are Stall when taken more than the
- * minimum before the end.
+ * minimum before the end.  The timeline (sampler/timeline.h): a sample
+ * lands in the bin of its time; past the last bin pairs merge and the
+ * width doubles, with every weight kept; the vote keeps the majority stack
+ * across merges; the sum over threads splits held samples in the given
+ * proportion; flushed samples land at the time they were taken.
  */
 #include <check.h>
 #include <stdint.h>
@@ -17,6 +21,8 @@
 #include <string.h>
 
 #include "sampler/store.h"
+#include "sampler/timeline.h"
+#include "state/clock.h"
 #include "waitprof.h"
 
 /* The used entry holding exactly (state, fn, ips[0..n)), or NULL. */
@@ -555,6 +561,119 @@ START_TEST(test_held_flush)
 }
 END_TEST
 
+static uint64_t tl_total(const struct wp_timeline *t, int k)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < WP_TL_BINS; i++)
+        n += k < 3 ? t->bin[i].w[k] : t->bin[i].held[k - 3];
+    return n;
+}
+
+START_TEST(test_timeline_bins_merge)
+{
+    static struct wp_timeline t;
+    wp_tl_init(&t, 1000, 10);
+    wp_tl_add_sig(&t, 500, WAITPROF_STATE_NOT_IN_MPI, 1, 0); /* before the origin: bin 0 */
+    wp_tl_add_sig(&t, 1000 + 10 * 5 + 3, WAITPROF_STATE_WORK, 2, 0);
+    wp_tl_add_sig(&t, 1000 + 10 * 1023, WAITPROF_STATE_STALL, 3, 7);
+    ck_assert_uint_eq(t.bin[0].w[WAITPROF_STATE_NOT_IN_MPI], 1);
+    ck_assert_uint_eq(t.bin[5].w[WAITPROF_STATE_WORK], 2);
+    ck_assert_uint_eq(t.bin[1023].w[WAITPROF_STATE_STALL], 3);
+    ck_assert_uint_eq(t.nbins, 1024);
+    /* One past the last bin: pairs merge once. */
+    wp_tl_add_sig(&t, 1000 + 10 * 1024, WAITPROF_STATE_STALL, 4, 7);
+    ck_assert_uint_eq(t.width_ns, 20);
+    ck_assert_uint_eq(t.merges, 1);
+    ck_assert_uint_eq(t.bin[2].w[WAITPROF_STATE_WORK], 2);
+    ck_assert_uint_eq(t.bin[511].w[WAITPROF_STATE_STALL], 3);
+    ck_assert_uint_eq(t.bin[512].w[WAITPROF_STATE_STALL], 4);
+    ck_assert_uint_eq(t.nbins, 513);
+    /* Far past: as many merges as needed, nothing lost. */
+    wp_tl_add_sig(&t, 1000 + 10ull * 1024 * 1000, -1 - 2, 5, 9);
+    ck_assert_uint_eq(t.width_ns, 10 * 1024);
+    ck_assert_uint_eq(tl_total(&t, WAITPROF_STATE_STALL), 7);
+    ck_assert_uint_eq(tl_total(&t, WAITPROF_STATE_WORK), 2);
+    ck_assert_uint_eq(tl_total(&t, 3 + 2), 5);
+    ck_assert_uint_eq(t.bin[1000].held[2], 5);
+}
+END_TEST
+
+START_TEST(test_timeline_vote)
+{
+    static struct wp_timeline t;
+    wp_tl_init(&t, 0, 100);
+    /* Bin 0: stack 11 weighs 3, stack 22 weighs 2; bin 1: 22 weighs 2. */
+    wp_tl_add_sig(&t, 10, WAITPROF_STATE_STALL, 1, 11);
+    wp_tl_add_sig(&t, 20, WAITPROF_STATE_STALL, 2, 22);
+    wp_tl_add_sig(&t, 30, WAITPROF_STATE_STALL, 3, 11);
+    wp_tl_add_sig(&t, 40, WAITPROF_STATE_NOT_IN_MPI, 9, 0); /* no vote */
+    ck_assert_uint_eq(t.bin[0].vote, 11);
+    ck_assert_uint_eq(t.bin[0].vote_n, 2);
+    wp_tl_add_sig(&t, 150, WAITPROF_STATE_STALL, 2, 22);
+    wp_tl_add_sig(&t, 160, -1, 1, 22); /* a held sample votes too */
+    /* Merged (3 of 11 against 5 of 22): 22 by a margin of 1. */
+    wp_tl_widen_sig(&t, 200);
+    ck_assert_uint_eq(t.bin[0].vote, 22);
+    ck_assert_uint_eq(t.bin[0].vote_n, 1);
+    ck_assert_uint_ne(wp_tl_stack_id(1, (const uintptr_t[]){1, 2}, 2), wp_tl_stack_id(2, (const uintptr_t[]){1, 2}, 2));
+    ck_assert_int_eq(wp_tl_held_class(999999), 0);
+    ck_assert_int_eq(wp_tl_held_class(1000000), 1);
+    ck_assert_int_eq(wp_tl_held_class(300000000), WP_TL_HELD - 1);
+}
+END_TEST
+
+START_TEST(test_timeline_sum)
+{
+    static struct wp_timeline a, b, sum;
+    wp_tl_init(&a, 0, 10);
+    wp_tl_init(&b, 0, 20);
+    wp_tl_add_sig(&a, 5, WAITPROF_STATE_NOT_IN_MPI, 1, 0);
+    wp_tl_add_sig(&a, 15, -1 - 1, 10, 5);
+    wp_tl_add_sig(&b, 25, WAITPROF_STATE_WORK, 4, 0);
+    wp_tl_init(&sum, 0, 20);
+    uint64_t stall[WP_TL_HELD] = {0, 3}, all[WP_TL_HELD] = {0, 10};
+    wp_tl_sum_sig(&sum, &a, stall, all);
+    wp_tl_sum_sig(&sum, &b, stall, all);
+    /* a's bins 0 and 1 go to bin 0 of the wider sum; 3 of 10 held Stall. */
+    ck_assert_uint_eq(sum.bin[0].w[WAITPROF_STATE_NOT_IN_MPI], 1);
+    ck_assert_uint_eq(sum.bin[0].w[WAITPROF_STATE_STALL], 3);
+    ck_assert_uint_eq(sum.bin[0].w[WAITPROF_STATE_WORK], 7);
+    ck_assert_uint_eq(sum.bin[1].w[WAITPROF_STATE_WORK], 4);
+    ck_assert_uint_eq(sum.bin[0].vote, 5);
+    ck_assert_uint_eq(sum.nbins, 2);
+}
+END_TEST
+
+START_TEST(test_timeline_flush)
+{
+    /* Uncalibrated, a tick is a nanosecond (state/clock.h): the timeline
+     * starts at the call's entry, so its bins are 1000 ticks from there. */
+    struct wp_store *s = wp_store_create(64, 1024);
+    static struct wp_timeline t;
+    wp_tl_init(&t, wp_ticks_to_ns(5000), 1000);
+    s->tl = &t;
+    struct wp_pending *p = s->pending;
+    p->n = 2;
+    p->depth = 1;
+    p->fn = 3;
+    p->ips[0] = 42;
+    p->enter = 5000;
+    p->off[0] = 100, p->weight[0] = 1;  /* at 5100: Stall (below the threshold) */
+    p->off[1] = 2500, p->weight[1] = 2; /* at 7500: Work */
+    wp_pending_flush(s, p, 1000);
+    ck_assert_uint_eq(t.bin[0].w[WAITPROF_STATE_STALL], 1);
+    ck_assert_uint_eq(t.bin[2].w[WAITPROF_STATE_WORK], 2);
+    ck_assert_uint_eq(t.bin[0].vote, wp_tl_stack_id(3, p->ips, 1));
+    /* Held: classed by the time to the call's end (duration 3 ms). */
+    p->n = 1;
+    p->off[0] = 500, p->weight[0] = 4;
+    wp_pending_flush_held(s, p, 3000000, 0, 0);
+    ck_assert_uint_eq(t.bin[0].held[wp_tl_held_class(wp_ticks_duration_ns(3000000 - 500))], 4);
+    s->tl = NULL;
+    wp_store_destroy(s);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *s = suite_create("store");
@@ -573,6 +692,12 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_bounded_exact_weights);
     tcase_add_test(tc, test_bounded_fallbacks);
     tcase_add_test(tc, test_pressure_steps);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("timeline");
+    tcase_add_test(tc, test_timeline_bins_merge);
+    tcase_add_test(tc, test_timeline_vote);
+    tcase_add_test(tc, test_timeline_sum);
+    tcase_add_test(tc, test_timeline_flush);
     suite_add_tcase(s, tc);
     tc = tcase_create("handler_time");
     tcase_add_loop_test(tc, test_handler_bin, 0, (int)(sizeof durations / sizeof durations[0]));
