@@ -468,9 +468,36 @@ static void wp_finalize_summary(void)
 
 /* --- the hooks the generated wrappers call ------------------------------------- */
 
+/* waitprof's own time in MPI_Init: before PMPI_Init and after it. */
+static uint64_t wp_preinit_ns;
+
+static void wp_silent(const char *line)
+{
+    (void)line;
+}
+
+/* Before PMPI_Init (MPI_Init and MPI_Init_thread).  Only what must come
+ * before MPI starts: the stall source's preparation (mpit/source.h,
+ * wp_source_preinit), which needs WAITPROF_SOURCE.  The configuration is
+ * read again, with its messages, after PMPI_Init, when the rank is known.
+ * A second MPI_Init (an error the library reports) changes nothing. */
+void wp_hook_preinit(void)
+{
+    int inited = 1, finalized = 1;
+    if (wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || inited ||
+        PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+        return;
+    uint64_t t0 = wp_clock_ns();
+    static struct wp_config c;
+    wp_config_load(&c, wp_getenv, wp_silent);
+    wp_source_preinit(c.source);
+    wp_preinit_ns = wp_clock_ns() - t0;
+}
+
 void wp_hook_init(int rc)
 {
     int inited = 0;
+    uint64_t t0 = wp_clock_ns();
     if (rc != MPI_SUCCESS || wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &wp_comm) != MPI_SUCCESS)
@@ -544,6 +571,7 @@ void wp_hook_init(int rc)
         if (wp_run.have_dir)
             wp_meta_write_sig(wp_run.dir, wp_run.rank, WP_END_KILLED);
     }
+    wp_run.init_ns = wp_preinit_ns + (wp_clock_ns() - t0);
 }
 
 /* Collective over comm, after every rank wrote its per-rank files: after a
