@@ -147,18 +147,37 @@ static int wp_make_dir(char *dir, size_t cap)
     return -1;
 }
 
+/* What rank 0 decides for all ranks at MPI_Init, sent in one broadcast:
+ * the output directory, and the seed of WAITPROF_RANKS=random:N without
+ * one (so that every rank tests its membership against the same set). */
+static struct {
+    char dir[4096];
+    unsigned long long seed;
+} wp_agreed;
+
+/* Rank 0 only: the seed of random:N without one. */
+static void wp_draw_seed(void)
+{
+    struct wp_ranks *r = &wp_run.cfg.ranks;
+    wp_agreed.seed = r->seed;
+    if (r->kind == WP_RANKS_RANDOM && !r->has_seed)
+        wp_agreed.seed = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^ wp_now_ns();
+}
+
 static void wp_choose_dir(void)
 {
-    char dir[4096] = "";
+    char *dir = wp_agreed.dir;
+    dir[0] = '\0';
     if (wp_run.rank == 0) {
-        if (wp_make_dir(dir, sizeof dir) != 0) {
+        wp_draw_seed();
+        if (wp_make_dir(dir, sizeof wp_agreed.dir) != 0) {
             int err = errno;
             char want[4096];
             snprintf(want, sizeof want, "%s", wp_run.cfg.out[0] ? wp_run.cfg.out : "the current directory");
             const char *tmp = getenv("TMPDIR");
             snprintf(wp_run.cfg.out, sizeof wp_run.cfg.out, "%s/waitprof.%d", tmp && tmp[0] ? tmp : "/tmp",
                      (int)getpid());
-            if (wp_make_dir(dir, sizeof dir) == 0)
+            if (wp_make_dir(dir, sizeof wp_agreed.dir) == 0)
                 wp_log("waitprof: cannot write to %s (%s); writing the profile to %s instead; "
                        "set WAITPROF_OUT to a writable directory",
                        want, strerror(err), dir);
@@ -170,7 +189,10 @@ static void wp_choose_dir(void)
             }
         }
     }
-    PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, wp_comm);
+    /* One broadcast for both: each collective costs MPI_Init a few ms
+     * where ranks outnumber cores (doc/performance.md, "Start-up and
+     * finalize"). */
+    PMPI_Bcast(&wp_agreed, (int)sizeof wp_agreed, MPI_BYTE, 0, wp_comm);
     if (dir[0] && wp_mkdirs(dir) == 0) {
         snprintf(wp_run.dir, sizeof wp_run.dir, "%s", dir);
         wp_run.have_dir = 1;
@@ -312,16 +334,12 @@ static void wp_at_exit(void)
 
 /* --- rank and time selection, the end-of-run summary ----------------------------- */
 
-/* Fit WAITPROF_RANKS to the job.  random:N without a seed draws a seed at
- * rank 0, so that every rank tests its membership against the same set. */
+/* Fit WAITPROF_RANKS to the job, with the seed rank 0 drew for random:N
+ * without one (wp_choose_dir broadcast it). */
 static void wp_select_ranks(void)
 {
     struct wp_ranks *r = &wp_run.cfg.ranks;
-    unsigned long long seed = r->seed;
-    if (r->kind == WP_RANKS_RANDOM && !r->has_seed && wp_run.rank == 0)
-        seed = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^ wp_now_ns();
-    PMPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, wp_comm);
-    r->seed = seed;
+    r->seed = wp_agreed.seed;
     char note[320];
     if (wp_ranks_fit(r, wp_run.size, note, sizeof note))
         wp_log("waitprof: WAITPROF_RANKS=\"%.64s\" %s", wp_run.cfg.ranks_spec, note);
