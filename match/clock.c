@@ -18,7 +18,8 @@
  * On a single node with no test clock, nothing is measured.  The reduction
  * that finds one clock replaced a shared-memory communicator split, which
  * took 17-44 ms of MPI_Init on MPICH at 4 ranks on 2 cores
- * (doc/performance.md, "Start-up and finalize").
+ * (doc/performance.md, "Start-up and finalize"); MPI_Init's hook makes it
+ * part of its own broadcast of rank 0's decisions (wp_match_clock_words).
  *
  * WAITPROF_TEST_CLOCK=RANK:OFFSET_S:DRIFT_PPM makes one rank's matching
  * clock run OFFSET_S ahead and DRIFT_PPM fast, so that this can be tested on
@@ -38,6 +39,7 @@ static struct {
     double o1, t1, o2, t2;  /* offsets (ns, to add) and the local times they were measured */
     double err;             /* the larger bound of the two: half the shortest round trip */
     int idle;               /* the first sync found nothing to measure (one node, no test clock) */
+    int agreed;             /* wp_match_clock_agreed told whether there is one clock */
     MPI_Comm node;
 } ck = {.node = MPI_COMM_NULL};
 
@@ -134,6 +136,25 @@ static uint64_t wp_clock_name(void)
     return h ? h : 1;
 }
 
+/* The largest name, the smallest (as the largest complement), any test
+ * clock, any rank without a name.  A bytewise maximum keeps the test: the
+ * complement of the bytewise maximum of the complements is the bytewise
+ * minimum, equal to the maximum only when every rank gave the same name. */
+void wp_match_clock_words(int injected, unsigned long long w[4])
+{
+    uint64_t name = wp_clock_name();
+    w[0] = name;
+    w[1] = ~name;
+    w[2] = injected != 0;
+    w[3] = name == 0;
+}
+
+void wp_match_clock_agreed(const unsigned long long w[4])
+{
+    ck.agreed = 1;
+    ck.idle = w[0] == ~w[1] && !w[2] && !w[3];
+}
+
 void wp_match_clock_sync(MPI_Comm wcomm, int rank)
 {
     /* Nodes and test clocks are what they were at MPI_Init: when the
@@ -141,16 +162,13 @@ void wp_match_clock_sync(MPI_Comm wcomm, int rank)
      * same reduction), and the second one is skipped by all of them. */
     if (ck.phases >= 2 || ck.idle)
         return;
-    if (ck.phases == 0) {
-        /* The largest name, the smallest (as the largest complement), any
-         * test clock, any rank without a name: one reduction. */
-        uint64_t name = wp_clock_name();
-        unsigned long long in[4] = {name, ~name, ck.injected != 0, name == 0}, out[4] = {0, 0, 1, 1};
+    if (ck.phases == 0 && !ck.agreed) {
+        unsigned long long in[4], out[4] = {0, 0, 1, 1};
+        wp_match_clock_words(ck.injected, in);
         PMPI_Allreduce(in, out, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, wcomm);
-        if (out[0] == ~out[1] && !out[2] && !out[3]) {
-            ck.idle = 1;
+        wp_match_clock_agreed(out);
+        if (ck.idle)
             return;
-        }
     }
     if (ck.node == MPI_COMM_NULL &&
         PMPI_Comm_split_type(wcomm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &ck.node) != MPI_SUCCESS)

@@ -37,6 +37,7 @@
 #include "state/log.h"
 #include "state/run.h"
 #include "fallback/estimate.h"
+#include "match/clock.h"
 #include "match/match.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
@@ -147,12 +148,15 @@ static int wp_make_dir(char *dir, size_t cap)
     return -1;
 }
 
-/* What rank 0 decides for all ranks at MPI_Init, sent in one broadcast:
- * the output directory, and the seed of WAITPROF_RANKS=random:N without
- * one (so that every rank tests its membership against the same set). */
+/* What the ranks agree on at MPI_Init, in one reduction (MPI_MAX, byte by
+ * byte): rank 0's decisions, which the others leave zero, the output
+ * directory and the seed of WAITPROF_RANKS=random:N without one (so that
+ * every rank tests its membership against the same set); and whether all
+ * ranks read one clock (match/clock.h, wp_match_clock_words). */
 static struct {
     char dir[4096];
     unsigned long long seed;
+    unsigned long long clock[4];
 } wp_agreed;
 
 /* Rank 0 only: the seed of random:N without one. */
@@ -189,10 +193,13 @@ static void wp_choose_dir(void)
             }
         }
     }
-    /* One broadcast for both: each collective costs MPI_Init a few ms
-     * where ranks outnumber cores (doc/performance.md, "Start-up and
+    /* One reduction for all three: each collective costs MPI_Init a few
+     * ms where ranks outnumber cores (doc/performance.md, "Start-up and
      * finalize"). */
-    PMPI_Bcast(&wp_agreed, (int)sizeof wp_agreed, MPI_BYTE, 0, wp_comm);
+    wp_match_clock_words(wp_run.cfg.test_clock_rank == wp_run.rank, wp_agreed.clock);
+    if (PMPI_Allreduce(MPI_IN_PLACE, &wp_agreed, (int)sizeof wp_agreed, MPI_UNSIGNED_CHAR, MPI_MAX, wp_comm) ==
+        MPI_SUCCESS)
+        wp_match_clock_agreed(wp_agreed.clock);
     if (dir[0] && wp_mkdirs(dir) == 0) {
         snprintf(wp_run.dir, sizeof wp_run.dir, "%s", dir);
         wp_run.have_dir = 1;
