@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,20 @@ static struct {
     unsigned long long clock[4];
 } wp_agreed;
 
+/* Wait for a request of waitprof's own, giving the CPU away while it is
+ * not complete.  The ranks leave PMPI_Init at different times, and the
+ * first collective call absorbs that; where ranks outnumber cores, a rank
+ * that waits by polling (MPICH polls without yielding) takes the CPU from
+ * the ranks still in PMPI_Init.  Where a core is free, sched_yield returns
+ * at once. */
+static int wp_wait_yield(MPI_Request *req)
+{
+    int done = 0, rc;
+    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        sched_yield();
+    return rc;
+}
+
 /* Rank 0 only: the seed of random:N without one. */
 static void wp_draw_seed(void)
 {
@@ -197,8 +212,10 @@ static void wp_choose_dir(void)
      * ms where ranks outnumber cores (doc/performance.md, "Start-up and
      * finalize"). */
     wp_match_clock_words(wp_run.cfg.test_clock_rank == wp_run.rank, wp_agreed.clock);
-    if (PMPI_Allreduce(MPI_IN_PLACE, &wp_agreed, (int)sizeof wp_agreed, MPI_UNSIGNED_CHAR, MPI_MAX, wp_comm) ==
-        MPI_SUCCESS)
+    MPI_Request req;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, &wp_agreed, (int)sizeof wp_agreed, MPI_UNSIGNED_CHAR, MPI_MAX, wp_comm,
+                        &req) == MPI_SUCCESS &&
+        wp_wait_yield(&req) == MPI_SUCCESS)
         wp_match_clock_agreed(wp_agreed.clock);
     if (dir[0] && wp_mkdirs(dir) == 0) {
         snprintf(wp_run.dir, sizeof wp_run.dir, "%s", dir);
@@ -561,7 +578,8 @@ void wp_hook_init(int rc)
     uint64_t t0 = wp_clock_ns();
     if (rc != MPI_SUCCESS || wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &wp_comm) != MPI_SUCCESS)
+    MPI_Request dup;
+    if (PMPI_Comm_idup(MPI_COMM_WORLD, &wp_comm, &dup) != MPI_SUCCESS || wp_wait_yield(&dup) != MPI_SUCCESS)
         return;
     /* waitprof's own traffic must never abort the application: errors on
      * its communicator are returned (and handled where they can occur). */
