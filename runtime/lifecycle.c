@@ -359,7 +359,7 @@ static void wp_at_exit(void)
 /* --- rank and time selection, the end-of-run summary ----------------------------- */
 
 /* Fit WAITPROF_RANKS to the job, with the seed rank 0 drew for random:N
- * without one (wp_choose_dir broadcast it). */
+ * without one (wp_choose_dir's reduction brought it). */
 static void wp_select_ranks(void)
 {
     struct wp_ranks *r = &wp_run.cfg.ranks;
@@ -411,10 +411,10 @@ static uint64_t wp_intervals_text(char *buf, size_t cap)
 }
 
 /* The counters over all ranks that rank 0 reports (wp_finalize_summary):
- * sums, the largest stride and sampled time, the
- * smallest sampled time (as the largest of its negation), the sampled
- * intervals of the lowest selected rank, and rank 0's finalize time up to
- * the end of the reductions. */
+ * sums, the largest stride and sampled time, the smallest sampled time (as
+ * the largest of its negation), the sampled intervals of the lowest
+ * selected rank, and rank 0's finalize time up to the end of the
+ * reductions. */
 static struct {
     unsigned long long sum[9];
     long long gmx[3];
