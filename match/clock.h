@@ -8,6 +8,15 @@
 
 /* The test clock (WAITPROF_TEST_CLOCK) on this rank: before wp_match_init. */
 void wp_match_clock_test(int injected, double offset_s, double drift_ppm);
+/* Whether all ranks read one clock, decided in a reduction the caller makes
+ * anyway (runtime/lifecycle.c, with rank 0's decisions): each rank fills w
+ * with wp_match_clock_words (injected: this rank has the test clock), the
+ * words are reduced with MPI_MAX, bytewise or as integers, over every rank
+ * of the communicator wp_match_init gets, and each rank hands the result to
+ * wp_match_clock_agreed before wp_match_init.  Without it, the first
+ * wp_match_clock_sync makes that reduction itself. */
+void wp_match_clock_words(int injected, unsigned long long w[4]);
+void wp_match_clock_agreed(const unsigned long long w[4]);
 /* Collective over wcomm: measure this rank's offset to rank 0 (at MPI_Init,
  * then at MPI_Finalize). */
 void wp_match_clock_sync(MPI_Comm wcomm, int rank);

@@ -21,6 +21,10 @@
  * intercommunicators are not classified.  MPI_Recv becomes PMPI_Irecv and a
  * PMPI_Test loop, which MPI defines to be equivalent.
  *
+ * MPI_T is initialised before PMPI_Init when this source may be chosen
+ * (wp_mpit_preinit, wp_source_preinit), where Open MPI's MPI_T costs little,
+ * and only on Open MPI (wp_mpit_possible).
+ *
  * MPI-4 MPI_T events: probed (MPI_T_event_get_num) and reported in the
  * reason line; no MPI here offers a point-to-point matching event (Debian's
  * MPICH 4.0.2 reports none, Open MPI 4.1 has no event interface), so no
@@ -273,14 +277,70 @@ static int wp_selftest(char *why, size_t cap)
     return ok;
 }
 
+int wp_mpit_when = WP_MPIT_NONE;
+uint64_t wp_mpit_init_ns;
+
+/* MPI_T_init_thread, timed.  Before PMPI_Init (wp_mpit_preinit) it asks
+ * for MPI_THREAD_MULTIPLE, which MPI_Init then overrides with what the
+ * program asks for; after it, the thread level MPI_Init provided, since
+ * Open MPI 4.1 makes MPI_Query_thread answer the level MPI_T_init_thread
+ * was last given. */
+static int wp_mpit_init(int required, int when)
+{
+    int provided = 0;
+    uint64_t t0 = wp_clock_ns();
+    int rc = MPI_T_init_thread(required, &provided);
+    wp_mpit_init_ns += wp_clock_ns() - t0;
+    wp_mpit_when = when;
+    if (rc != MPI_SUCCESS)
+        return -1;
+    wp_mpit_inited = 1;
+    return 0;
+}
+
+/* The variable is Open MPI ob1's, so the source is for Open MPI (and the
+ * libraries built from it), which every one of them tells by exporting
+ * ompi_mpi_comm_world, the object behind its MPI_COMM_WORLD.  Elsewhere
+ * MPI_T is not touched: MPICH 4.0.2 crashes in MPI_T_pvar_get_num when a
+ * program initialises MPI_T again after a full MPI_T_finalize, which a
+ * probe that initialised and finalized it would have left behind
+ * (tests/mpi/t_init.sh). */
+int wp_mpit_possible(char *why, size_t cap)
+{
+    if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") != NULL)
+        return 1;
+    if (why != NULL)
+        snprintf(why, cap, "this MPI library is not Open MPI, whose ob1 has the %s performance variable",
+                 WP_PVAR_NAME);
+    return 0;
+}
+
+/* Before PMPI_Init.  Open MPI's MPI_T_init_thread registers every
+ * component of every framework, loading each one's shared libraries.
+ * MPI_Init loads some of them too and unloads those it does not select;
+ * among them Debian's libfabric, whose PSM and PSM2 libraries wait 100 ms
+ * each in their constructors for a device that is not there.  Called
+ * after MPI_Init, MPI_T loads them again and waits again (206-212 ms on
+ * 2 ranks here); called before, it keeps them loaded and MPI_Init finds
+ * them so, and the two together take about as long as MPI_Init alone
+ * plus the registration's CPU time (doc/performance.md, "Start-up and
+ * finalize").  Nothing is probed yet: the probe needs MPI. */
+void wp_mpit_preinit(void)
+{
+    if (!wp_mpit_inited)
+        wp_mpit_init(MPI_THREAD_MULTIPLE, WP_MPIT_BEFORE);
+}
+
 static int wp_mpit_probe(char *why, size_t cap)
 {
-    int provided = 0, n = 0;
-    if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    int n = 0;
+    int level = MPI_THREAD_SINGLE;
+    if (!wp_mpit_possible(why, cap))
+        return 0;
+    if (!wp_mpit_inited && (PMPI_Query_thread(&level) != MPI_SUCCESS || wp_mpit_init(level, WP_MPIT_AFTER) != 0)) {
         snprintf(why, cap, "MPI_T_init_thread failed");
         return 0;
     }
-    wp_mpit_inited = 1;
     int (*event_num)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "MPI_T_event_get_num");
     int nev = -1;
     if (event_num == NULL || event_num(&nev) != MPI_SUCCESS)

@@ -1,6 +1,7 @@
 /* mpit/source.c — choosing a stall source, and what all sources share. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +61,22 @@ const struct wp_source *wp_source_select(int want, void (*report)(const char *li
         report(line);
     }
     return wp_src;
+}
+
+/* Before PMPI_Init: start what a source that may be chosen needs started
+ * before MPI is, so that the probe after PMPI_Init costs little.  Only
+ * MPI_T has such a step (mpit/mpit.c, wp_mpit_preinit).  It is taken when
+ * MPI_T may be probed: the source asked for is mpit, or auto or peruse on
+ * an Open MPI without PERUSE (PERUSE_Init is looked up: the library is
+ * loaded before MPI_Init).  With WAITPROF_SOURCE=wrappers, where PERUSE
+ * will be used, or on another MPI (wp_mpit_possible), MPI_T is never
+ * initialised. */
+void wp_source_preinit(int want)
+{
+    int mpit = want == WP_SOURCE_MPIT ||
+               ((want == WP_SOURCE_AUTO || want == WP_SOURCE_PERUSE) && dlsym(RTLD_DEFAULT, "PERUSE_Init") == NULL);
+    if (mpit && wp_mpit_possible(NULL, 0))
+        wp_mpit_preinit();
 }
 
 void wp_source_stop(void)

@@ -61,6 +61,22 @@ extern const struct wp_source wp_source_wrappers, wp_source_mpit, wp_source_peru
  * Messages go through report(); returns the source chosen. */
 const struct wp_source *wp_source_select(int want, void (*report)(const char *line));
 void wp_source_stop(void);
+/* Before PMPI_Init, on the thread that calls MPI_Init, with the
+ * WAITPROF_SOURCE value: initialise MPI_T now if the mpit source may be
+ * probed after PMPI_Init (mpit/mpit.c says why it is cheaper before).
+ * Calls no other MPI function. */
+void wp_source_preinit(int want);
+void wp_mpit_preinit(void);
+/* Can the MPI_T source work with this library at all?  Its variable is
+ * Open MPI ob1's; elsewhere MPI_T is left alone (with a reason in why). */
+int wp_mpit_possible(char *why, size_t cap);
+/* When MPI_T was initialised (for the meta file): never, before PMPI_Init
+ * (wp_source_preinit) or after it (the probe, when it was not before), and
+ * the time MPI_T_init_thread took.  Written in normal context at MPI_Init,
+ * read by the meta writer. */
+enum { WP_MPIT_NONE, WP_MPIT_BEFORE, WP_MPIT_AFTER };
+extern int wp_mpit_when;
+extern uint64_t wp_mpit_init_ns;
 
 /* Remember that the calling thread awaits request id during the current
  * call (it is released when the call returns) and mark the call seen. */

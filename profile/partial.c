@@ -303,6 +303,13 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     /* The stall source is chosen at MPI_Init and never changes (mpit/). */
     wp_ks(&o, wp_meta_key(WP_MK_source), wp_src->name);
     wp_kv(&o, wp_meta_key(WP_MK_hz), (uint64_t)wp_run.cfg.hz);
+    /* Whether MPI_T was initialised (none: the chosen source does not
+     * use it), before or after PMPI_Init, and how long that took; and
+     * all of waitprof's own time in MPI_Init (mpit/source.h). */
+    wp_ks(&o, wp_meta_key(WP_MK_mpit_init),
+          wp_mpit_when == WP_MPIT_BEFORE ? "before" : wp_mpit_when == WP_MPIT_AFTER ? "after" : "none");
+    wp_kv(&o, wp_meta_key(WP_MK_mpit_init_ns), wp_mpit_init_ns);
+    wp_kv(&o, wp_meta_key(WP_MK_init_ns), wp_run.init_ns);
     /* full: the wrappers time every call and keep per-call figures; lean:
      * no clock, no figures (WAITPROF_LEAN, wrap/wrap.h). */
     wp_ks(&o, wp_meta_key(WP_MK_wrappers), wp_run.cfg.lean ? "lean" : "full");

@@ -5,13 +5,16 @@
  * - Nothing happens before MPI_Init(_thread) returns successfully: a program
  *   that never calls MPI runs exactly as without waitprof and nothing is
  *   written.
+ * - wp_hook_preinit (before PMPI_Init): only what must precede MPI's own
+ *   start, the stall source's preparation (MPI_T, mpit/source.h).
  * - wp_hook_init (after PMPI_Init): reads the configuration, agrees on the
  *   output directory across ranks, starts sampling.  waitprof talks to other
  *   ranks only on its own duplicate of MPI_COMM_WORLD, so it can never match
  *   an application message.
  * - wp_hook_finalize (before PMPI_Finalize): stops sampling, writes this
- *   rank's files, merges all ranks at rank 0, estimates wait states
- *   (fallback/estimate.h) and prints one summary line.
+ *   rank's files, estimates wait states (fallback/estimate.h), reduces the
+ *   counters to rank 0, which then merges all ranks' files into the report
+ *   and prints one summary line.
  * - MPI_Abort, exit() without MPI_Finalize, SIGTERM/SIGINT/SIGHUP: this rank's
  *   files are still written, marked partial in rank.R.meta.  After a signal
  *   they are written by async-signal-safe code, without symbol names.
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,7 @@
 #include "state/log.h"
 #include "state/run.h"
 #include "fallback/estimate.h"
+#include "match/clock.h"
 #include "match/match.h"
 #include "fallback/stats.h"
 #include "mpit/source.h"
@@ -145,18 +150,54 @@ static int wp_make_dir(char *dir, size_t cap)
     return -1;
 }
 
+/* What the ranks agree on at MPI_Init, in one reduction (MPI_MAX, byte by
+ * byte): rank 0's decisions, which the others leave zero, the output
+ * directory and the seed of WAITPROF_RANKS=random:N without one (so that
+ * every rank tests its membership against the same set); and whether all
+ * ranks read one clock (match/clock.h, wp_match_clock_words). */
+static struct {
+    char dir[4096];
+    unsigned long long seed;
+    unsigned long long clock[4];
+} wp_agreed;
+
+/* Wait for a request of waitprof's own, giving the CPU away while it is
+ * not complete.  The ranks leave PMPI_Init at different times, and the
+ * first collective call absorbs that; where ranks outnumber cores, a rank
+ * that waits by polling (MPICH polls without yielding) takes the CPU from
+ * the ranks still in PMPI_Init.  Where a core is free, sched_yield returns
+ * at once. */
+static int wp_wait_yield(MPI_Request *req)
+{
+    int done = 0, rc;
+    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+        sched_yield();
+    return rc;
+}
+
+/* Rank 0 only: the seed of random:N without one. */
+static void wp_draw_seed(void)
+{
+    struct wp_ranks *r = &wp_run.cfg.ranks;
+    wp_agreed.seed = r->seed;
+    if (r->kind == WP_RANKS_RANDOM && !r->has_seed)
+        wp_agreed.seed = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^ wp_now_ns();
+}
+
 static void wp_choose_dir(void)
 {
-    char dir[4096] = "";
+    char *dir = wp_agreed.dir;
+    dir[0] = '\0';
     if (wp_run.rank == 0) {
-        if (wp_make_dir(dir, sizeof dir) != 0) {
+        wp_draw_seed();
+        if (wp_make_dir(dir, sizeof wp_agreed.dir) != 0) {
             int err = errno;
             char want[4096];
             snprintf(want, sizeof want, "%s", wp_run.cfg.out[0] ? wp_run.cfg.out : "the current directory");
             const char *tmp = getenv("TMPDIR");
             snprintf(wp_run.cfg.out, sizeof wp_run.cfg.out, "%s/waitprof.%d", tmp && tmp[0] ? tmp : "/tmp",
                      (int)getpid());
-            if (wp_make_dir(dir, sizeof dir) == 0)
+            if (wp_make_dir(dir, sizeof wp_agreed.dir) == 0)
                 wp_log("waitprof: cannot write to %s (%s); writing the profile to %s instead; "
                        "set WAITPROF_OUT to a writable directory",
                        want, strerror(err), dir);
@@ -168,7 +209,15 @@ static void wp_choose_dir(void)
             }
         }
     }
-    PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, wp_comm);
+    /* One reduction for all three: each collective costs MPI_Init a few
+     * ms where ranks outnumber cores (doc/performance.md, "Start-up and
+     * finalize"). */
+    wp_match_clock_words(wp_run.cfg.test_clock_rank == wp_run.rank, wp_agreed.clock);
+    MPI_Request req;
+    if (PMPI_Iallreduce(MPI_IN_PLACE, &wp_agreed, (int)sizeof wp_agreed, MPI_UNSIGNED_CHAR, MPI_MAX, wp_comm,
+                        &req) == MPI_SUCCESS &&
+        wp_wait_yield(&req) == MPI_SUCCESS)
+        wp_match_clock_agreed(wp_agreed.clock);
     if (dir[0] && wp_mkdirs(dir) == 0) {
         snprintf(wp_run.dir, sizeof wp_run.dir, "%s", dir);
         wp_run.have_dir = 1;
@@ -326,16 +375,12 @@ static void wp_at_exit(void)
 
 /* --- rank and time selection, the end-of-run summary ----------------------------- */
 
-/* Fit WAITPROF_RANKS to the job.  random:N without a seed draws a seed at
- * rank 0, so that every rank tests its membership against the same set. */
+/* Fit WAITPROF_RANKS to the job, with the seed rank 0 drew for random:N
+ * without one (wp_choose_dir's reduction brought it). */
 static void wp_select_ranks(void)
 {
     struct wp_ranks *r = &wp_run.cfg.ranks;
-    unsigned long long seed = r->seed;
-    if (r->kind == WP_RANKS_RANDOM && !r->has_seed && wp_run.rank == 0)
-        seed = ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid() ^ wp_now_ns();
-    PMPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, wp_comm);
-    r->seed = seed;
+    r->seed = wp_agreed.seed;
     char note[320];
     if (wp_ranks_fit(r, wp_run.size, note, sizeof note))
         wp_log("waitprof: WAITPROF_RANKS=\"%.64s\" %s", wp_run.cfg.ranks_spec, note);
@@ -382,13 +427,30 @@ static uint64_t wp_intervals_text(char *buf, size_t cap)
     return ns;
 }
 
+/* The counters over all ranks that rank 0 reports (wp_finalize_summary):
+ * sums, the largest stride and sampled time, the smallest sampled time (as
+ * the largest of its negation), the sampled intervals of the lowest
+ * selected rank, and rank 0's finalize time up to the end of the
+ * reductions. */
+static struct {
+    unsigned long long sum[9];
+    long long gmx[3];
+    char iv[2048];
+    long first;
+    double finalize_s;
+    int have; /* rank 0: the reductions ran */
+} wp_sum;
+/* The stall source's name, kept for the summary line after the source
+ * stopped. */
+static const char *wp_src_used = "wrappers";
+
 /* Counters over all ranks, in reductions (O(log P) steps, a fixed amount of
- * data at rank 0): sums, the lowest final rate, the sampled time's range.
- * Rank 0 writes sampling.txt (which ranks and which time were sampled) and
- * prints the one summary line.  The sampled intervals are those of the
- * lowest selected rank (they differ between ranks only by MPI_Pcontrol),
- * sent to rank 0 in one message. */
-static void wp_finalize_summary(void)
+ * data at rank 0).  The sampled intervals are those of the lowest selected
+ * rank (they differ between ranks only by MPI_Pcontrol), sent to rank 0 in
+ * one message.  Every rank calls this after it wrote its files, so rank 0's
+ * reductions end only once every rank's files are complete: rank 0 may
+ * read them afterwards without a barrier. */
+static void wp_finalize_reduce(void)
 {
     struct wp_totals t;
     wp_totals_collect_sig(&t);
@@ -402,15 +464,14 @@ static void wp_finalize_summary(void)
                                    (unsigned long long)t.threads, t.truncated, merged,
                                    wp_sampler_unsampled_threads(), (unsigned long long)wp_run.selected,
                                    (unsigned long long)cut};
-    unsigned long long sum[9] = {0};
+    unsigned long long *sum = wp_sum.sum;
     PMPI_Reduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm);
     /* Max of stride and of sampled time, min of sampled time (as a max of
      * its negation, so one MPI_MAX reduction does all three); unselected
      * ranks send neutral values. */
     long long mx[3] = {(long long)stride, wp_run.selected ? (long long)sampled_ns : 0,
                        wp_run.selected ? -(long long)sampled_ns : LLONG_MIN};
-    long long gmx[3] = {0, 0, 0};
-    PMPI_Reduce(mx, gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
+    PMPI_Reduce(mx, wp_sum.gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
     long first = wp_ranks_first(&wp_run.cfg.ranks, wp_run.size);
     if (first > 0 && wp_run.rank == first)
         PMPI_Send(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm);
@@ -418,6 +479,24 @@ static void wp_finalize_summary(void)
         return;
     if (first > 0)
         PMPI_Recv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, MPI_STATUS_IGNORE);
+    memcpy(wp_sum.iv, iv, sizeof wp_sum.iv);
+    wp_sum.first = first;
+    /* Seconds from the start of waitprof's MPI_Finalize work to here (all
+     * its reductions done). */
+    wp_sum.finalize_s = (wp_now_ns() - wp_fin_t0) * 1e-9;
+    wp_sum.have = 1;
+}
+
+/* Rank 0: sampling.txt (which ranks and which time were sampled) and the
+ * one summary line, from wp_finalize_reduce's figures. */
+static void wp_finalize_summary(void)
+{
+    if (wp_run.rank != 0 || !wp_sum.have)
+        return;
+    const unsigned long long *sum = wp_sum.sum;
+    const long long *gmx = wp_sum.gmx;
+    const char *iv = wp_sum.iv;
+    long first = wp_sum.first;
     char ranks[512];
     wp_ranks_format(&wp_run.cfg.ranks, wp_run.size, ranks, sizeof ranks);
     double hz_final = (double)wp_run.cfg.hz / (double)(gmx[0] > 0 ? gmx[0] : 1);
@@ -442,9 +521,8 @@ static void wp_finalize_summary(void)
             fprintf(f, "samples=%llu\nmerged=%llu\ndropped=%llu\nthreads_unsampled=%llu\n", sum[0], sum[5], sum[1],
                     sum[6]);
             /* Seconds from the start of waitprof's MPI_Finalize work to
-             * here (all its reductions done), and of that the estimator's. */
-            fprintf(f, "finalize_s=%.6f\nfinalize_estimate_s=%.6f\n", (wp_now_ns() - wp_fin_t0) * 1e-9,
-                    wp_est_ns * 1e-9);
+             * the end of its reductions, and of that the estimator's. */
+            fprintf(f, "finalize_s=%.6f\nfinalize_estimate_s=%.6f\n", wp_sum.finalize_s, wp_est_ns * 1e-9);
             if (fclose(f) != 0)
                 wp_log("waitprof: cannot write %s (%s)", path, strerror(errno));
         } else {
@@ -476,7 +554,7 @@ static void wp_finalize_summary(void)
     if (wp_run.have_dir)
         wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
                "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, timeline.svg, report.json)%s",
-               wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src->name, wp_run.dir, extra);
+               wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src_used, wp_run.dir, extra);
     else
         wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
                "(no writable directory)%s",
@@ -509,9 +587,36 @@ __attribute__((destructor)) static void wp_never_initialized(void)
                   name);
 }
 
+/* waitprof's own time in MPI_Init: before PMPI_Init and after it. */
+static uint64_t wp_preinit_ns;
+
+static void wp_silent(const char *line)
+{
+    (void)line;
+}
+
+/* Before PMPI_Init (MPI_Init and MPI_Init_thread).  Only what must come
+ * before MPI starts: the stall source's preparation (mpit/source.h,
+ * wp_source_preinit), which needs WAITPROF_SOURCE.  The configuration is
+ * read again, with its messages, after PMPI_Init, when the rank is known.
+ * A second MPI_Init (an error the library reports) changes nothing. */
+void wp_hook_preinit(void)
+{
+    int inited = 1, finalized = 1;
+    if (wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || inited ||
+        PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+        return;
+    uint64_t t0 = wp_clock_ns();
+    static struct wp_config c;
+    wp_config_load(&c, wp_getenv, wp_silent);
+    wp_source_preinit(c.source);
+    wp_preinit_ns = wp_clock_ns() - t0;
+}
+
 void wp_hook_init(int rc)
 {
     int inited = 0;
+    uint64_t t0 = wp_clock_ns();
     wp_init_called = 1;
     if (rc != MPI_SUCCESS || wp_run.active || PMPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return;
@@ -526,7 +631,8 @@ void wp_hook_init(int rc)
                "(./configure MPICC=...)", why);
         return;
     }
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &wp_comm) != MPI_SUCCESS)
+    MPI_Request dup;
+    if (PMPI_Comm_idup(MPI_COMM_WORLD, &wp_comm, &dup) != MPI_SUCCESS || wp_wait_yield(&dup) != MPI_SUCCESS)
         return;
     /* waitprof's own traffic must never abort the application: errors on
      * its communicator are returned (and handled where they can occur). */
@@ -607,22 +713,22 @@ void wp_hook_init(int rc)
                wp_run.size, wp_run.cfg.hz, wp_run.cfg.cpu_clock ? "CPU" : "wall", wp_src->name, match,
                wp_run.cfg.lean ? ", lean wrappers" : "", wp_run.have_dir ? wp_run.dir : "(no writable directory)");
     }
+    wp_run.init_ns = wp_preinit_ns + (wp_clock_ns() - t0);
 }
 
-/* Collective over comm, after every rank wrote its per-rank files: after a
- * barrier rank 0 builds every cross-rank output from those files with the
- * code `waitprof report DIR` uses (report/report.h) and, unless quiet,
- * prints the report's first screen on stderr. */
-static int wp_merge_run(MPI_Comm comm, int rank, const char *dir, int have_dir, int quiet)
+/* Rank 0, after the reductions: build every cross-rank output from the
+ * per-rank files with the code `waitprof report DIR` uses
+ * (report/report.h) and, unless quiet, print the report's first screen on
+ * stderr.  Every rank closed its files before rank 0's reductions ended
+ * (wp_finalize_reduce), so rank 0 reads complete files without a barrier;
+ * what a rank could not write is named by the reader.  Rank 0 holds one
+ * rank's data at a time, not everyone's. */
+static int wp_merge_run(void)
 {
-    /* Every rank has closed its files before it enters the barrier, so rank
-     * 0 reads complete files; what a rank could not write is named by the
-     * reader.  Rank 0 holds one rank's data at a time, not everyone's. */
-    PMPI_Barrier(comm);
-    if (rank != 0 || !have_dir)
+    if (wp_run.rank != 0 || !wp_run.have_dir || !wp_sum.have)
         return 0;
     struct wp_report_opts o = {NULL, 0, 10};
-    int rc = wp_report_dir(dir, dir, &o, quiet ? NULL : stderr, stderr);
+    int rc = wp_report_dir(wp_run.dir, wp_run.dir, &o, wp_run.cfg.quiet ? NULL : stderr, stderr);
     return rc < 0 ? -1 : 0;
 }
 
@@ -641,11 +747,19 @@ void wp_hook_finalize(void)
                          (wp_run.end_ns - wp_run.start_ns) * 1e-9, wp_run.cfg.threshold / 100);
     wp_est_ns = wp_now_ns() - est0;
     /* After every rank's files (rank.R.waits included) are written. */
-    wp_merge_run(wp_comm, wp_run.rank, wp_run.dir, wp_run.have_dir, wp_run.cfg.quiet);
-    wp_finalize_summary();
+    wp_finalize_reduce();
     /* Detach the stall source last (MPI_T must be finalized before MPI). */
+    wp_src_used = wp_src->name;
     wp_source_stop();
     PMPI_Comm_free(&wp_comm);
+    /* The other ranks go on to PMPI_Finalize while rank 0 writes the
+     * report.  It needs no MPI, but it stays before PMPI_Finalize: Open
+     * MPI's mpirun kills the ranks still running as soon as one returns a
+     * non-zero code after MPI_Finalize, and a report written after
+     * PMPI_Finalize was lost then (tests/mpi/t_endings.sh); Open MPI's
+     * PMPI_Finalize waits for every rank to enter it. */
+    wp_merge_run();
+    wp_finalize_summary();
 }
 
 /* MPI_Pcontrol(level): 0 pauses sampling on this rank, 1 resumes it; other

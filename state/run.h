@@ -21,6 +21,8 @@ struct wp_run {
     long nselected;        /* how many ranks are selected */
     struct wp_config cfg;
     uint64_t start_ns, end_ns;
+    uint64_t init_ns;      /* waitprof's own time in MPI_Init, before and
+                            * after PMPI_Init (set at the hook's end) */
     char dir[4096];
     char mpi_version[256];
     char host[256];

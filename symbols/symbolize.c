@@ -8,7 +8,10 @@
 #include <limits.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@ struct wp_sym_entry {
 
 struct wp_symbolizer {
     Dwfl *dwfl;
+    int shared; /* dwfl is the shared module list (wp_mods) */
     Dwfl_Module *self;
     wp_demangler demangle;
     struct wp_sym_entry *tab;
@@ -49,22 +53,75 @@ static const Dwfl_Callbacks wp_callbacks = {
     .debuginfo_path = &wp_debuginfo_path,
 };
 
+/* The loader's counts of objects loaded and unloaded so far (glibc's
+ * dlpi_adds and dlpi_subs, the same in every entry): while they stay the
+ * same, so does the list of modules. */
+static int wp_load_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *c = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        c[0] = info->dlpi_adds;
+        c[1] = info->dlpi_subs;
+    }
+    return 1;
+}
+
+/* One module list for every symbolizer while no object is loaded or
+ * unloaded.  Reporting the modules of /proc/self/maps costs about 1 ms in
+ * a process with Open MPI's components loaded (136 modules here), and the
+ * steps of MPI_Finalize make four symbolizers one after another
+ * (doc/performance.md, "Start-up and finalize"); the symbols and line
+ * tables libdwfl reads stay loaded with the list, for the next one.  A list
+ * that has gone stale while a symbolizer still uses it is left to that
+ * symbolizer, and the next one reports a fresh list. */
+static struct {
+    pthread_mutex_t mu;
+    Dwfl *dwfl;
+    Dwfl_Module *self;
+    unsigned long long counts[2];
+    int users; /* symbolizers that use dwfl */
+} wp_mods = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static Dwfl *wp_report(Dwfl_Module **self)
+{
+    Dwfl *d = dwfl_begin(&wp_callbacks);
+    if (d == NULL)
+        return NULL;
+    dwfl_report_begin(d);
+    if (dwfl_linux_proc_report(d, getpid()) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
+        dwfl_end(d);
+        return NULL;
+    }
+    *self = dwfl_addrmodule(d, (Dwarf_Addr)(uintptr_t)&wp_symbolizer_new);
+    return d;
+}
+
 struct wp_symbolizer *wp_symbolizer_new(void)
 {
     struct wp_symbolizer *sy = calloc(1, sizeof *sy);
     if (sy == NULL)
         return NULL;
-    sy->dwfl = dwfl_begin(&wp_callbacks);
-    if (sy->dwfl) {
-        dwfl_report_begin(sy->dwfl);
-        if (dwfl_linux_proc_report(sy->dwfl, getpid()) != 0 ||
-            dwfl_report_end(sy->dwfl, NULL, NULL) != 0) {
-            dwfl_end(sy->dwfl);
-            sy->dwfl = NULL;
-        } else {
-            sy->self = dwfl_addrmodule(sy->dwfl, (Dwarf_Addr)(uintptr_t)&wp_symbolizer_new);
-        }
+    unsigned long long counts[2] = {0, 0};
+    dl_iterate_phdr(wp_load_counts, counts);
+    pthread_mutex_lock(&wp_mods.mu);
+    int fresh = wp_mods.dwfl && counts[0] && counts[0] == wp_mods.counts[0] && counts[1] == wp_mods.counts[1];
+    if (!fresh && wp_mods.users == 0) {
+        if (wp_mods.dwfl)
+            dwfl_end(wp_mods.dwfl);
+        wp_mods.dwfl = wp_report(&wp_mods.self);
+        wp_mods.counts[0] = counts[0];
+        wp_mods.counts[1] = counts[1];
+        fresh = wp_mods.dwfl != NULL;
     }
+    if (fresh) {
+        sy->dwfl = wp_mods.dwfl;
+        sy->self = wp_mods.self;
+        sy->shared = 1;
+        wp_mods.users++;
+    }
+    pthread_mutex_unlock(&wp_mods.mu);
+    if (!fresh)
+        sy->dwfl = wp_report(&sy->self);
     sy->demangle = (wp_demangler)dlsym(RTLD_DEFAULT, "__cxa_demangle");
     sy->cap = 4096;
     sy->tab = calloc(sy->cap, sizeof *sy->tab);
@@ -156,8 +213,13 @@ void wp_symbolizer_free(struct wp_symbolizer *sy)
     for (size_t i = 0; i < sy->cap && sy->tab; i++)
         free(sy->tab[i].name);
     free(sy->tab);
-    if (sy->dwfl)
+    if (sy->shared) {
+        pthread_mutex_lock(&wp_mods.mu);
+        wp_mods.users--;
+        pthread_mutex_unlock(&wp_mods.mu);
+    } else if (sy->dwfl) {
         dwfl_end(sy->dwfl);
+    }
     free(sy);
 }
 

@@ -118,13 +118,18 @@ tests_mpi_ws_comms_CFLAGS = $(WP_TEST_CFLAGS)
 
 # Stall sources (mpit/): Work/Stall from the runtime against injected truth.
 # On the PERUSE build ./quickstart check runs just these (WP_SRC_TESTS).
-WP_SRC_TESTS = tests/mpi/t_src_mpit.sh tests/mpi/t_src_peruse.sh tests/mpi/t_ws_source.sh
+# t_init.sh: what waitprof does at MPI_Init for the stall source (MPI_T
+# initialised only for a source that may use it, the thread level left as
+# MPI_Init provided it).
+WP_SRC_TESTS = tests/mpi/t_src_mpit.sh tests/mpi/t_src_peruse.sh tests/mpi/t_ws_source.sh tests/mpi/t_init.sh
 TESTS += $(WP_SRC_TESTS)
 EXTRA_DIST += $(WP_SRC_TESTS)
-check_PROGRAMS += tests/mpi/ws_source
+check_PROGRAMS += tests/mpi/ws_source tests/mpi/initq
 tests_mpi_ws_source_SOURCES = tests/mpi/ws_source.c
 tests_mpi_ws_source_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_source_LDADD = -lpthread
+tests_mpi_initq_SOURCES = tests/mpi/initq.c
+tests_mpi_initq_CFLAGS = $(WP_TEST_CFLAGS)
 print-src-tests:
 	@echo $(WP_SRC_TESTS)
 .PHONY: print-src-tests

@@ -68,6 +68,23 @@ wp_profile 2 "$WP_TMP/fork" "$prog" fork 0 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" 
 [ "$(wp_meta "$WP_TMP/fork/rank.0.meta" status)" = complete ] || wp_fail "fork: rank 0 not complete"
 wp_note "fork: children wrote nothing, ranks complete"
 
+# MPI_Finalize, then every rank returns 3.  Open MPI's mpirun kills the
+# ranks still running once one has returned non-zero; rank 0 writes the
+# report before PMPI_Finalize (runtime/lifecycle.c), so the run is complete
+# and reported all the same.  4 ranks, so that the others can be done
+# before rank 0 on 2 cores.
+want=0
+wp_mpirun 4 "$prog" finalize 3 >/dev/null 2>&1 || want=$?
+code=0; wp_profile 4 "$WP_TMP/fincode" "$prog" finalize 3 >/dev/null 2>"$WP_TMP/stderr" || code=$?
+[ "$code" = "$want" ] || { cat "$WP_TMP/stderr" >&2; wp_fail "finalize 3: launcher code $code, without waitprof $want"; }
+for r in 0 1 2 3; do
+    [ "$(wp_meta "$WP_TMP/fincode/rank.$r.meta" status)" = complete ] || wp_fail "finalize 3: rank $r not complete"
+done
+[ -s "$WP_TMP/fincode/report.txt" ] && [ -s "$WP_TMP/fincode/all.folded" ] ||
+    { cat "$WP_TMP/stderr" >&2; wp_fail "finalize 3: no report.txt or all.folded"; }
+grep -q "^waitprof: 4 ranks" "$WP_TMP/stderr" || { cat "$WP_TMP/stderr" >&2; wp_fail "finalize 3: no summary line"; }
+wp_note "finalize 3: 4 complete ranks, report and summary line written, launcher code $code (without waitprof $want)"
+
 # MPI_Abort on rank 1
 want=$(baseline abort 6)
 code=0; wp_profile 2 "$WP_TMP/abort" "$prog" abort 6 >/dev/null 2>"$WP_TMP/stderr" || code=$?

@@ -21,7 +21,9 @@
 # Clocks: with WAITPROF_TEST_CLOCK=1:0.05:100 rank 1's matching clock runs
 # 50 ms ahead and 100 ppm fast (as on another node); the late sender, NxN and
 # late broadcast waits still hold within 5%, and rank 1's meta file says its
-# measured offset is -50 ms (less the drift) within the error bound it states.
+# measured offset is -50 ms (less the drift) within the error bound it states,
+# measured twice (clock_syncs=2); without a test clock, on one machine, every
+# rank says clock_syncs=0.
 # Samples: in the late-sender mode, at 1000 Hz with WAITPROF_SOURCE=wrappers,
 # at least 90% of rank 0's samples in MPI_Recv are MPI-Stall (or, where the
 # program measured that its receives waited less than 95% of their time, the
@@ -78,6 +80,14 @@ wp_ge 0.9 "$lo" || lo=0.9
 wp_check_between "recv: share of rank 0's MPI_Recv samples that are MPI-Stall ($stall of $((stall + work)); waiting share of the receives' time $want)" \
     "$(wp_calc "$stall / ($stall + $work)")" "$lo" 1
 
+# One machine, one CLOCK_MONOTONIC: every rank names the same clock
+# (match/clock.c), so no offset is measured, at MPI_Init or at MPI_Finalize.
+for meta in "$out"/rank.*.meta; do
+    [ "$(wp_meta "$meta" clock_syncs)" = 0 ] && [ "$(wp_meta "$meta" clock_offset_ns)" = 0 ] ||
+        wp_fail "$(basename "$meta"): clock_syncs=$(wp_meta "$meta" clock_syncs) on one machine, expected 0"
+done
+wp_note "one clock: clock_syncs=0 on every rank"
+
 # A clock 50 ms ahead and 100 ppm fast on rank 1 (match/clock.c).
 WAITPROF_TEST_CLOCK=1:0.05:100 WAITPROF_SOURCE=wrappers
 export WAITPROF_TEST_CLOCK WAITPROF_SOURCE
@@ -86,6 +96,8 @@ exact 2 1 recv
 off=$(wp_meta "$WP_TMP/waits-$WP_WAITS_N/rank.1.meta" clock_offset_ns)
 err=$(wp_meta "$WP_TMP/waits-$WP_WAITS_N/rank.1.meta" clock_error_ns)
 [ -n "$off" ] && [ -n "$err" ] || wp_fail "rank.1.meta has no clock_offset_ns or clock_error_ns"
+[ "$(wp_meta "$WP_TMP/waits-$WP_WAITS_N/rank.1.meta" clock_syncs)" = 2 ] ||
+    wp_fail "rank.1.meta: clock_syncs=$(wp_meta "$WP_TMP/waits-$WP_WAITS_N/rank.1.meta" clock_syncs), expected 2 (MPI_Init and MPI_Finalize)"
 # -50 ms, less the drift until MPI_Finalize (100 ppm of a few seconds), within
 # the error bound the ping-pong states (half its shortest round trip).
 wp_check_between "rank 1's measured clock offset, ns (error bound $err ns)" "$off" \
