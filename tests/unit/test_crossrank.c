@@ -104,8 +104,15 @@ START_TEST(test_detail_block)
                                     "  10000-19999 us: 5 max (rank 3), 3 min (rank 0), 4.0 avg\n"
                                     "  1000-1999 us: 1 max (rank 0), 0 min (rank 3), 0.5 avg\n"));
     ck_assert_ptr_nonnull(strstr(t, "event histogram for rank: 1\n  1000-1999 us: 2 max (rank 1)"));
-    /* Shares: stall 60/100, 50/100, 0/100. */
-    ck_assert_ptr_nonnull(strstr(t, "MPI-Stall      36.7%   0.0% (3)            36.7%   60.0% (0)"));
+    /* Shares: stall 60/100, 50/100, 0/100; seconds: each rank's 2 s
+     * times its share, 1.2 + 1.0 + 0 = 2.2 s, 0.733 s per rank. */
+    ck_assert_ptr_nonnull(strstr(t, "MPI-Stall       2.200    0.733    36.7%   0.0% (3)           36.7%   60.0% (0)\n"));
+    /* The first section: the states before the run line, the meta's
+     * key=value lines only after the tables. */
+    ck_assert_ptr_nonnull(strstr(t, "== where the time went\nstate "));
+    ck_assert_msg(strstr(t, "MPI-Stall ") < strstr(t, "run: 4 ranks"), "the states come after the run line");
+    ck_assert_msg(strstr(t, "== ranks by MPI-Stall share") < strstr(t, "== how the run was measured"),
+                  "the meta's lines come before the tables");
     ck_assert_ptr_nonnull(strstr(t, "main waiting call path (36.7% of all samples stalled here):\n  main;f;MPI_Recv\n"
                                     "caused by rank 3:"));
     /* Wait states: 0.36 + 0.1 s; ranks without a row waited zero there. */
