@@ -41,8 +41,14 @@ __attribute__((constructor)) static void wp_objects_resolve(void)
 }
 
 /* The table was built once (the sampler started): from then on every
- * dlopen and dlclose rebuilds it. */
+ * dlopen and dlclose rebuilds it, until the sampler stops for good
+ * (wp_cfi_retire_sig). */
 static int wp_objects_built;
+
+void wp_cfi_retire_sig(void)
+{
+    __atomic_store_n(&wp_objects_built, 0, __ATOMIC_RELEASE);
+}
 
 /* --- the table of loaded objects ------------------------------------------ */
 

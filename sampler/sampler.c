@@ -274,6 +274,8 @@ void wp_sampler_stop_sig(void)
         for (int spin = 0; spin < 100000 && __atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST);
              spin++)
             sched_yield();
+    /* No sample will need the table of loaded objects again. */
+    wp_cfi_retire_sig();
 }
 
 uint64_t wp_sampler_unsampled_threads(void)

@@ -15,7 +15,9 @@
  *   threads sample at the same instants; WAITPROF_TIMER=free gives each
  *   thread one periodic timer started with it.
  * - wp_sampler_stop_sig() stops every timer and waits until no handler runs;
- *   after it the stores are quiescent and may be read.  The termination
+ *   after it the stores are quiescent and may be read, and the loader's
+ *   calls no longer rebuild the table of objects (sampler/unwind.h,
+ *   wp_cfi_retire_sig).  The termination
  *   handler calls it too: atomics, timer_delete and sched_yield only.
  * - Samples that land while any thread may hold the dynamic loader's lock
  *   (state/thread.h, wp_dl_held) are dropped and counted, because the

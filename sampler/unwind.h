@@ -53,6 +53,11 @@ struct wp_cfi_cache {
 };
 
 void wp_cfi_refresh(void);
+/* The run's last sample is taken (wp_sampler_stop_sig): dlopen and dlclose
+ * no longer rebuild the table.  Nothing reads it any more (the symbolizers
+ * read the loader's own list), and Open MPI closes about a hundred
+ * components in PMPI_Finalize.  Async-signal-safe: one atomic store. */
+void wp_cfi_retire_sig(void);
 
 /* The table's side of the unwinder (sampler/objects.c): the
  * .eh_frame_hdr of the object whose code holds pc, or NULL (also while a
