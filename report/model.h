@@ -240,6 +240,14 @@ struct mm {
     size_t n;
 };
 
+/* --- report/counters.c: the counter profiles (WAITPROF_COUNTERS) ---------------- */
+
+/* The events that rank.R.<event>.folded files of the ranks read name, at
+ * most max, in the directory's order. */
+size_t wp_rep_counter_events(const struct run *R, const char *dir, char (*ev)[64], size_t max);
+/* Those files of one event merged (sorted, equal paths summed) into out. */
+void wp_rep_counter_merge(struct run *R, const char *dir, const char *event, struct wp_folded *out);
+
 /* --- report/util.c: problems, memory, files, rank ranges, strings, paths ------- */
 
 void wp_rep_problem(struct ctx *c, const char *fmt, ...);

@@ -40,6 +40,10 @@ struct wp_sampler_config {
     uint64_t memory;     /* bytes for all of the rank's sample stores */
     struct wp_timesel tsel; /* when to sample, relative to t0_ns */
     uint64_t t0_ns;      /* MPI_Init, wp_now_ns() */
+    /* WAITPROF_COUNTERS as parsed (state/config.h): the events each sample
+     * reads (sampler/counters.h); ncounters 0: none. */
+    const char (*counters)[64];
+    int ncounters;
 };
 
 /* Memory budget: one pool of cfg->memory bytes is mapped at start-up; the
