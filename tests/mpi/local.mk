@@ -25,6 +25,7 @@ tests_mpi_nonmpi_LDADD = -lpthread -ldl
 check_PROGRAMS += tests/mpi/counters
 tests_mpi_counters_SOURCES = tests/mpi/counters.c
 tests_mpi_counters_CFLAGS = -g -O1
+tests_mpi_counters_LDADD = -lpthread
 tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
 tests_mpi_readapi_LDADD = -ldl -lpthread
 # Test programs are compiled as users compile: -g, optimized, no waitprof flags.

@@ -6,6 +6,10 @@
 # - rank 0, blocked in MPI_Recv meanwhile, has context switches there
 #   (Open MPI with mpi_yield_when_idle 1, which tests/lib.sh sets: the
 #   waiting rank yields its CPU, so it is switched out while it waits);
+# - threads count their own: with rank 1's work on 2 threads, their
+#   task-clock under counted_work is their measured CPU time within 5 %,
+#   and the main thread, blocked in pthread_join meanwhile, is charged
+#   almost none of it (a process-wide count would charge it all);
 # - an unknown event prints one line naming it and the run succeeds;
 # - a hardware event where there is no PMU prints one line (and where
 #   there is one, it is counted).
@@ -42,6 +46,20 @@ if [ "$MPI_FLAVOR" = openmpi ]; then
     st=$(wp_folded sum "$out/rank.0.context-switches.folded" --state MPI-Stall --path ';MPI_Recv$')
     [ "$st" -gt 0 ] || wp_fail "rank 0: no context switches under MPI-Stall;...;MPI_Recv with mpi_yield_when_idle 1"
 fi
+
+# Threads count their own.
+out3=$WP_TMP/out3
+WAITPROF_HZ=200 WAITPROF_COUNTERS=task-clock \
+    wp_profile 2 "$out3" "$WP_BUILDDIR/tests/mpi/counters" 0.4 2 >"$WP_TMP/stdout3" 2>"$WP_TMP/stderr3" ||
+    { cat "$WP_TMP/stderr3" >&2; wp_fail "counters (threads) exited with $?"; }
+truth=$(sed -n 's/^truth rank=1 thread cpu_ns=//p' "$WP_TMP/stdout3" | awk '{ s += $1 } END { print s }')
+[ "$(grep -c '^truth rank=1 thread' "$WP_TMP/stdout3")" = 2 ] || wp_fail "expected 2 worker truth lines"
+got=$(wp_folded sum "$out3/rank.1.task-clock.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
+wp_check_between "task-clock (ns) under counted_work on 2 threads, measured $truth ns" "$got" \
+    "$(wp_calc "$truth * 0.95")" "$(wp_calc "$truth * 1.05")"
+all=$(wp_folded sum "$out3/rank.1.task-clock.folded" --state Not-in-MPI)
+wp_check_between "rank 1 Not-in-MPI task-clock (ns) outside counted_work (main thread joining)" \
+    "$(wp_calc "$all - $got")" 0 "$(wp_calc "$truth * 0.05")"
 
 # A hardware event: counted where there is a PMU, else one line and the
 # run goes on with the software event.
