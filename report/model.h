@@ -231,6 +231,21 @@ struct run {
     struct pmap frames;
     struct floc *floc;
     struct pmap tl_paths;    /* the timelines' stall paths (counts unused) */
+    /* The counters (WAITPROF_COUNTERS) the ranks' rank.R.<event>.folded
+     * name, read by wp_rep_counters_read (report/counters.c). */
+    struct rctr *ctr;
+    size_t nctr;
+};
+
+/* One counter over the ranks read: its merged folded lines, its totals per
+ * MPI state (the lines' root frames) and per rank (rank_total[i] for
+ * R->r[i]), in its unit. */
+struct rctr {
+    char name[64];
+    const char *unit; /* "ns" or "events" */
+    struct wp_folded *fold;
+    uint64_t st[WP_STATE_COUNT], total;
+    uint64_t *rank_total;
 };
 
 /* A state's share of the samples over the ranks that have samples. */
@@ -242,11 +257,15 @@ struct mm {
 
 /* --- report/counters.c: the counter profiles (WAITPROF_COUNTERS) ---------------- */
 
-/* The events that rank.R.<event>.folded files of the ranks read name, at
- * most max, in the directory's order. */
-size_t wp_rep_counter_events(const struct run *R, const char *dir, char (*ev)[64], size_t max);
-/* Those files of one event merged (sorted, equal paths summed) into out. */
-void wp_rep_counter_merge(struct run *R, const char *dir, const char *event, struct wp_folded *out);
+/* Read every rank.R.<event>.folded of the ranks read into R->ctr (at most
+ * WP_REP_CTR_MAX events, sorted by name): merged lines and totals. */
+#define WP_REP_CTR_MAX 16
+void wp_rep_counters_read(struct run *R, const char *dir);
+void wp_rep_counters_free(struct run *R);
+/* report.txt's section and report.json's "counters" (nothing without
+ * counters, so that reports of runs without them are unchanged). */
+void wp_rep_write_counters_text(FILE *f, const struct run *R);
+void wp_rep_write_counters_json(FILE *f, const struct run *R);
 
 /* --- report/util.c: problems, memory, files, rank ranges, strings, paths ------- */
 

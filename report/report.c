@@ -89,17 +89,14 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
     rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
     rc |= emit(&R.c, outdir, "timeline.svg", e_timeline, &a);
     rc |= emit(&R.c, outdir, "summary.txt", e_summary, &a);
-    /* all.<event>.folded for each counter the ranks counted. */
-    char events[16][64];
-    size_t nev = wp_rep_counter_events(&R, dir, events, 16);
-    for (size_t i = 0; i < nev; i++) {
-        struct wp_folded cf = {0};
-        wp_rep_counter_merge(&R, dir, events[i], &cf);
-        struct emit_arg ca = {&R, &o, &cf, 0};
+    /* all.<event>.folded for each counter the ranks counted; the
+     * totals go into report.txt and report.json below. */
+    wp_rep_counters_read(&R, dir);
+    for (size_t i = 0; i < R.nctr; i++) {
+        struct emit_arg ca = {&R, &o, R.ctr[i].fold, 0};
         char name[128];
-        snprintf(name, sizeof name, "all.%s.folded", events[i]);
+        snprintf(name, sizeof name, "all.%s.folded", R.ctr[i].name);
         rc |= emit(&R.c, outdir, name, e_folded, &ca);
-        wp_folded_free(&cf);
     }
     for (int i = 0; i < CSV_N; i++) {
         a.which = i;

@@ -10,6 +10,8 @@
 #   task-clock under counted_work is their measured CPU time within 5 %,
 #   and the main thread, blocked in pthread_join meanwhile, is charged
 #   almost none of it (a process-wide count would charge it all);
+# - report.json (valid against doc/report.schema.json) and report.txt give
+#   each counter's totals per MPI state and per rank, those of the files;
 # - an unknown event prints one line naming it and the run succeeds;
 # - a hardware event where there is no PMU prints one line (and where
 #   there is one, it is counted).
@@ -46,6 +48,32 @@ if [ "$MPI_FLAVOR" = openmpi ]; then
     st=$(wp_folded sum "$out/rank.0.context-switches.folded" --state MPI-Stall --path ';MPI_Recv$')
     [ "$st" -gt 0 ] || wp_fail "rank 0: no context switches under MPI-Stall;...;MPI_Recv with mpi_yield_when_idle 1"
 fi
+
+# report.json and report.txt: the per-state totals of each counter, the
+# JSON valid against its schema (which is strict about fields), and the
+# totals those of the merged file.
+"$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$out/report.json" ||
+    wp_fail "report.json (with counters) does not validate against doc/report.schema.json"
+"$PYTHON" - "$out" <<'PY' || wp_fail "report.json's counters do not match all.<event>.folded"
+import json, sys
+out = sys.argv[1]
+j = json.load(open(out + "/report.json"))
+ev = {c["event"]: c for c in j["counters"]}
+assert sorted(ev) == ["context-switches", "task-clock"], sorted(ev)
+for name, c in ev.items():
+    st = {}
+    for line in open("%s/all.%s.folded" % (out, name)):
+        stack, n = line.rsplit(" ", 1)
+        root = stack.split(";", 1)[0]
+        st[root] = st.get(root, 0) + int(n)
+    for s in ("Not-in-MPI", "MPI-Work", "MPI-Stall"):
+        assert c["states"][s] == st.get(s, 0), (name, s, c["states"][s], st.get(s, 0))
+    assert c["total"] == sum(st.values()) == sum(r["total"] for r in c["ranks"]), name
+    assert [r["rank"] for r in c["ranks"]] == [0, 1]
+assert ev["task-clock"]["unit"] == "ns" and ev["context-switches"]["unit"] == "events"
+PY
+grep -q '^== counters per MPI state' "$out/report.txt" || wp_fail "report.txt has no counters section"
+grep -q '^task-clock  *ns ' "$out/report.txt" || wp_fail "report.txt's counters section has no task-clock row"
 
 # Threads count their own.
 out3=$WP_TMP/out3
