@@ -91,6 +91,8 @@ void wp_rep_counters_read(struct run *R, const char *dir)
         memset(c->fold, 0, sizeof *c->fold);
         c->rank_total = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_total);
         memset(c->rank_total, 0, (R->nr + 1) * sizeof *c->rank_total);
+        c->rank_st = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_st);
+        memset(c->rank_st, 0, (R->nr + 1) * sizeof *c->rank_st);
         for (size_t i = 0; i < R->nr; i++) {
             snprintf(path, sizeof path, "%s/rank.%d.%s.folded", dir, R->r[i].rank, c->name);
             size_t len = 0;
@@ -108,8 +110,10 @@ void wp_rep_counters_read(struct run *R, const char *dir)
                 size_t root = strcspn(st, ";");
                 uint64_t n = one.lines[j].count;
                 for (int s = 0; s < WP_STATE_COUNT; s++)
-                    if (strlen(wp_state_name(s)) == root && strncmp(st, wp_state_name(s), root) == 0)
+                    if (strlen(wp_state_name(s)) == root && strncmp(st, wp_state_name(s), root) == 0) {
                         c->st[s] += n;
+                        c->rank_st[i][s] += n;
+                    }
                 c->total += n;
                 c->rank_total[i] += n;
                 wp_folded_add(c->fold, st, strlen(st), n);
@@ -126,6 +130,7 @@ void wp_rep_counters_free(struct run *R)
         wp_folded_free(R->ctr[k].fold);
         free(R->ctr[k].fold);
         free(R->ctr[k].rank_total);
+        free(R->ctr[k].rank_st);
     }
     free(R->ctr);
     R->ctr = NULL;
@@ -171,4 +176,34 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         fprintf(f, "]}");
     }
     fprintf(f, "]");
+}
+
+void wp_rep_write_counters_csv(FILE *f, const struct run *R)
+{
+    /* Column names from the event and the state, in the style of the
+     * other tables' not_in_mpi_s: lower case, '_' for '-'. */
+    static const char *const st[WP_STATE_COUNT] = {"not_in_mpi", "mpi_work", "mpi_stall"};
+    fputs("rank", f);
+    for (size_t k = 0; k < R->nctr; k++) {
+        for (int s = 0; s < WP_STATE_COUNT; s++) {
+            fputc(',', f);
+            char col[96];
+            snprintf(col, sizeof col, "%s_%s", R->ctr[k].name, st[s]);
+            wp_rep_cstr(f, col);
+        }
+        char col[96];
+        snprintf(col, sizeof col, "%s_total", R->ctr[k].name);
+        fputc(',', f);
+        wp_rep_cstr(f, col);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < R->nr; i++) {
+        fprintf(f, "%d", R->r[i].rank);
+        for (size_t k = 0; k < R->nctr; k++) {
+            for (int s = 0; s < WP_STATE_COUNT; s++)
+                fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_st[i][s]);
+            fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_total[i]);
+        }
+        fputc('\n', f);
+    }
 }

@@ -245,7 +245,8 @@ struct rctr {
     const char *unit; /* "ns" or "events" */
     struct wp_folded *fold;
     uint64_t st[WP_STATE_COUNT], total;
-    uint64_t *rank_total;
+    uint64_t *rank_total;                 /* [R->nr] */
+    uint64_t (*rank_st)[WP_STATE_COUNT];  /* [R->nr]: per rank and state */
 };
 
 /* A state's share of the samples over the ranks that have samples. */
@@ -266,6 +267,8 @@ void wp_rep_counters_free(struct run *R);
  * counters, so that reports of runs without them are unchanged). */
 void wp_rep_write_counters_text(FILE *f, const struct run *R);
 void wp_rep_write_counters_json(FILE *f, const struct run *R);
+/* counters.csv: per rank, each counter's count per MPI state and total. */
+void wp_rep_write_counters_csv(FILE *f, const struct run *R);
 
 /* --- report/util.c: problems, memory, files, rank ranges, strings, paths ------- */
 
@@ -332,7 +335,7 @@ int wp_rep_write_timeline_svg(FILE *f, const struct run *R);
  * starts with its header row; report.json names each one written with its
  * format, version and content ("csv_files"), from this one list. */
 enum { T_TIME, T_CALLS, T_BSENT, T_RSENT, T_BRECV, T_RRECV, T_N };
-enum { CSV_RANKS, CSV_TABLE, CSV_MATRIX = CSV_TABLE + T_N, CSV_N = CSV_MATRIX + 3 };
+enum { CSV_RANKS, CSV_TABLE, CSV_MATRIX = CSV_TABLE + T_N, CSV_COUNTERS = CSV_MATRIX + 3, CSV_N };
 struct csv_file {
     const char *name;    /* "mpi_time.csv" */
     const char *content; /* what its rows and columns hold, for report.json */

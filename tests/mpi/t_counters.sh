@@ -10,8 +10,9 @@
 #   task-clock under counted_work is their measured CPU time within 5 %,
 #   and the main thread, blocked in pthread_join meanwhile, is charged
 #   almost none of it (a process-wide count would charge it all);
-# - report.json (valid against doc/report.schema.json) and report.txt give
-#   each counter's totals per MPI state and per rank, those of the files;
+# - report.json (valid against doc/report.schema.json), report.txt and
+#   counters.csv give each counter's totals per MPI state and per rank,
+#   those of the files;
 # - an unknown event prints one line naming it and the run succeeds;
 # - a hardware event where there is no PMU prints one line (and where
 #   there is one, it is counted).
@@ -71,6 +72,18 @@ for name, c in ev.items():
     assert c["total"] == sum(st.values()) == sum(r["total"] for r in c["ranks"]), name
     assert [r["rank"] for r in c["ranks"]] == [0, 1]
 assert ev["task-clock"]["unit"] == "ns" and ev["context-switches"]["unit"] == "events"
+# counters.csv: its header names every column, one row per rank, the
+# values those of report.json; report.json lists it.
+import csv
+assert "counters.csv" in j["csv_files"], list(j["csv_files"])
+rows = list(csv.DictReader(open(out + "/counters.csv")))
+assert [int(r["rank"]) for r in rows] == [0, 1], rows
+for name, c in ev.items():
+    for r, rr in zip(rows, c["ranks"]):
+        parts = [int(r[name + "_" + s]) for s in ("not_in_mpi", "mpi_work", "mpi_stall")]
+        assert sum(parts) == int(r[name + "_total"]) == rr["total"], (name, r, rr)
+    for k, s in (("not_in_mpi", "Not-in-MPI"), ("mpi_work", "MPI-Work"), ("mpi_stall", "MPI-Stall")):
+        assert sum(int(r[name + "_" + k]) for r in rows) == c["states"][s], (name, s)
 PY
 grep -q '^== counters per MPI state' "$out/report.txt" || wp_fail "report.txt has no counters section"
 grep -q '^task-clock  *ns ' "$out/report.txt" || wp_fail "report.txt's counters section has no task-clock row"
