@@ -230,15 +230,17 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     /* The handler's own time, in ticks: a TSC read touches no memory, where
      * the vDSO clock reads its data page, cold at 100 Hz. */
     uint64_t c0 = wp_ticks();
-    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
-     * SIGPROF someone else sent, which is no sample. */
     /* The counts since this thread's previous read (sampler/counters.h):
      * read at every signal, so that a signal that stores no sample (a
      * pause, an unselected stretch, the loader lock) charges its counts to
-     * no one rather than to the next sample. */
+     * no one rather than to the next sample.  After the check that
+     * sampling is on, so that the stopper, which closes the groups once no
+     * handler runs, never has one read a closed descriptor. */
     uint64_t ctr[WP_CTR_MAX];
     if (s->nctr)
         wp_ctr_read_sig(slot->index, ctr);
+    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
+     * SIGPROF someone else sent, which is no sample. */
     if (si->si_code != SI_TIMER) {
         wp_resume_own_sig(slot, s);
         goto done;

@@ -141,6 +141,7 @@ static int wp_thread_begin(void)
             wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
                           strerror(errno), slot->index);
             wp_timers_delete(slot);
+            wp_ctr_thread_close(slot->index);
             return -1;
         }
     wp_self.slot = slot;
@@ -152,6 +153,7 @@ static int wp_thread_begin(void)
         wp_self.slot = NULL;
         if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
             wp_timers_delete(slot);
+        wp_ctr_thread_close(slot->index);
         return -1;
     }
     return 0;
