@@ -10,6 +10,7 @@
 #include "state/log.h"
 #include "profile/partial.h"
 #include "profile/profile.h"
+#include "sampler/counters.h"
 #include "sampler/store.h"
 #include "symbols/symbolize.h"
 #include "state/clock.h"
@@ -255,5 +256,65 @@ int wp_profile_write_timeline(const char *dir, int rank)
     free(nm.line);
     if (nm.sy)
         wp_symbolizer_free(nm.sy);
+    return rc;
+}
+
+int wp_profile_write_counters(const char *dir, int rank)
+{
+    int nc = wp_ctr_count();
+    if (nc <= 0)
+        return 0;
+    struct wp_folded per[WP_CTR_MAX];
+    memset(per, 0, sizeof per);
+    struct wp_symbolizer *sy = wp_symbolizer_new();
+    size_t cap = 1 << 16;
+    char *line = malloc(cap);
+    int rc = sy && line ? 0 : -1;
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    if (n > WP_MAX_THREADS)
+        n = WP_MAX_THREADS;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        const struct wp_store *s = wp_slots[i].store;
+        if (s == NULL || s->ctr == NULL)
+            continue;
+        /* The store was laid out for the counters kept at start-up, so
+         * its nctr is nc; the smaller is taken all the same. */
+        int k = (int)s->nctr < nc ? (int)s->nctr : nc;
+        for (uint32_t j = 0; j < s->nslots; j++) {
+            const struct wp_stack_entry *e = &s->slots[j];
+            const uint64_t *sum = wp_entry_ctr(s, e);
+            if (!e->used || sum == NULL)
+                continue;
+            int any = 0;
+            for (int c = 0; c < k; c++)
+                any |= sum[c] != 0;
+            if (!any)
+                continue;
+            /* The path once, as rank.R.folded names it (held samples
+             * classified the same way), then into each counter's set. */
+            size_t len = wp_profile_line(sy, NULL, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off],
+                                         e->depth);
+            for (int c = 0; c < k; c++)
+                if (sum[c] && wp_folded_add(&per[c], line, len, sum[c]) != 0)
+                    rc = -1;
+        }
+    }
+    /* Without a symbolizer, memory or a whole set, no file: a counter
+     * profile with lines missing would mislead. */
+    int built = rc;
+    for (int c = 0; c < nc; c++) {
+        wp_folded_finish(&per[c]);
+        char path[4400];
+        snprintf(path, sizeof path, "%s/rank.%d.%s.%s", dir, rank, wp_ctr_name(c), wp_file_suffix(WP_FILE_FOLDED));
+        if (built != 0 || wp_profile_write_file(path, &per[c]) != 0) {
+            wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path,
+                          built != 0 ? "out of memory" : strerror(errno));
+            rc = -1;
+        }
+        wp_folded_free(&per[c]);
+    }
+    free(line);
+    if (sy)
+        wp_symbolizer_free(sy);
     return rc;
 }

@@ -31,5 +31,11 @@ int wp_profile_write_paths(const char *dir, int rank);
 /* rank.R.timeline (profile/partial.h, wp_timeline_write_sig) with its
  * stall paths symbolized as in rank.R.folded.  Returns 0 or -1 (logged). */
 int wp_profile_write_timeline(const char *dir, int rank);
+/* rank.R.<event>.folded for each counter kept (sampler/counters.h): the
+ * same lines as rank.R.folded (state frame, symbolized path), weighted by
+ * the counts the samples of each line read, in the event's unit.  A
+ * line whose count is 0 is left out.  Nothing without counters.
+ * Returns 0 or -1 (logged).  Normal context, after wp_sampler_stop_sig(). */
+int wp_profile_write_counters(const char *dir, int rank);
 
 #endif

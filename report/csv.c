@@ -25,12 +25,18 @@ const struct csv_file wp_rep_csv_files[CSV_N] = {
     {"matrix_request.csv", "REQUEST(i,j): send calls from i (the rank column) to j (the column named j)"},
     {"matrix_time.csv", "TIME(i,j): seconds i (the rank column) spent in blocking receives from j (the column "
                         "named j)"},
+    {"counters.csv", "per rank and counter (WAITPROF_COUNTERS): the count its samples read in each MPI state "
+                     "(EVENT_not_in_mpi, EVENT_mpi_work, EVENT_mpi_stall) and in all (EVENT_total), in the "
+                     "event's unit (report.json counters)"},
 };
 
 /* The matrices exist only where the ranks wrote rank.R.matrix files
- * (WAITPROF_MATRIX=1). */
+ * (WAITPROF_MATRIX=1), the counters only where they wrote counter
+ * profiles (WAITPROF_COUNTERS). */
 int wp_rep_csv_written(const struct run *R, int i)
 {
+    if (i == CSV_COUNTERS)
+        return R->nctr > 0;
     return i >= 0 && i < CSV_N && (i < CSV_MATRIX || R->have_matrix);
 }
 
@@ -148,6 +154,8 @@ void wp_rep_write_csv(FILE *f, struct run *R, int i)
         write_ranks(f, R);
     else if (i < CSV_MATRIX)
         write_table(f, R, i - CSV_TABLE);
-    else
+    else if (i < CSV_COUNTERS)
         write_matrix(f, R, i - CSV_MATRIX);
+    else
+        wp_rep_write_counters_csv(f, R);
 }

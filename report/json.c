@@ -306,6 +306,7 @@ void wp_rep_write_json(FILE *f, const struct run *R, const struct wp_report_opts
     write_frames(f, R, o);
     fprintf(f, "},\n\"timeline\":");
     json_timeline(f, R);
+    wp_rep_write_counters_json(f, R);
     fprintf(f, ",\n\"problems\":[");
     for (size_t i = 0; i < R->c.nproblems; i++) {
         fputs(i ? "," : "", f);

@@ -231,6 +231,22 @@ struct run {
     struct pmap frames;
     struct floc *floc;
     struct pmap tl_paths;    /* the timelines' stall paths (counts unused) */
+    /* The counters (WAITPROF_COUNTERS) the ranks' rank.R.<event>.folded
+     * name, read by wp_rep_counters_read (report/counters.c). */
+    struct rctr *ctr;
+    size_t nctr;
+};
+
+/* One counter over the ranks read: its merged folded lines, its totals per
+ * MPI state (the lines' root frames) and per rank (rank_total[i] for
+ * R->r[i]), in its unit. */
+struct rctr {
+    char name[64];
+    const char *unit; /* "ns" or "events" */
+    struct wp_folded *fold;
+    uint64_t st[WP_STATE_COUNT], total;
+    uint64_t *rank_total;                 /* [R->nr] */
+    uint64_t (*rank_st)[WP_STATE_COUNT];  /* [R->nr]: per rank and state */
 };
 
 /* A state's share of the samples over the ranks that have samples. */
@@ -239,6 +255,20 @@ struct mm {
     int rmin, rmax;
     size_t n;
 };
+
+/* --- report/counters.c: the counter profiles (WAITPROF_COUNTERS) ---------------- */
+
+/* Read every rank.R.<event>.folded of the ranks read into R->ctr (at most
+ * WP_REP_CTR_MAX events, sorted by name): merged lines and totals. */
+#define WP_REP_CTR_MAX 16
+void wp_rep_counters_read(struct run *R, const char *dir);
+void wp_rep_counters_free(struct run *R);
+/* report.txt's section and report.json's "counters" (nothing without
+ * counters, so that reports of runs without them are unchanged). */
+void wp_rep_write_counters_text(FILE *f, const struct run *R);
+void wp_rep_write_counters_json(FILE *f, const struct run *R);
+/* counters.csv: per rank, each counter's count per MPI state and total. */
+void wp_rep_write_counters_csv(FILE *f, const struct run *R);
 
 /* --- report/util.c: problems, memory, files, rank ranges, strings, paths ------- */
 
@@ -305,7 +335,7 @@ int wp_rep_write_timeline_svg(FILE *f, const struct run *R);
  * starts with its header row; report.json names each one written with its
  * format, version and content ("csv_files"), from this one list. */
 enum { T_TIME, T_CALLS, T_BSENT, T_RSENT, T_BRECV, T_RRECV, T_N };
-enum { CSV_RANKS, CSV_TABLE, CSV_MATRIX = CSV_TABLE + T_N, CSV_N = CSV_MATRIX + 3 };
+enum { CSV_RANKS, CSV_TABLE, CSV_MATRIX = CSV_TABLE + T_N, CSV_COUNTERS = CSV_MATRIX + 3, CSV_N };
 struct csv_file {
     const char *name;    /* "mpi_time.csv" */
     const char *content; /* what its rows and columns hold, for report.json */

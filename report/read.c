@@ -894,6 +894,7 @@ void wp_rep_run_free(struct run *R)
             free(R->r[i].tl);
         }
     wp_rep_pmap_free(&R->tl_paths);
+    wp_rep_counters_free(R);
     free(R->r);
     for (size_t i = 0; i < R->nextra; i++)
         free(R->extra[i]);

@@ -89,6 +89,15 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
     rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
     rc |= emit(&R.c, outdir, "timeline.svg", e_timeline, &a);
     rc |= emit(&R.c, outdir, "summary.txt", e_summary, &a);
+    /* all.<event>.folded for each counter the ranks counted; the
+     * totals go into report.txt and report.json below. */
+    wp_rep_counters_read(&R, dir);
+    for (size_t i = 0; i < R.nctr; i++) {
+        struct emit_arg ca = {&R, &o, R.ctr[i].fold, 0};
+        char name[128];
+        snprintf(name, sizeof name, "all.%s.folded", R.ctr[i].name);
+        rc |= emit(&R.c, outdir, name, e_folded, &ca);
+    }
     for (int i = 0; i < CSV_N; i++) {
         a.which = i;
         if (wp_rep_csv_written(&R, i))

@@ -328,6 +328,7 @@ void wp_rep_write_text(FILE *f, const struct run *R, const struct wp_report_opts
     write_waits(f, R, o->top);
     fprintf(f, "\n== imbalance per call site: time in the call, max over ranks minus average\n");
     write_imbalance(f, R, o->top);
+    wp_rep_write_counters_text(f, R);
     fprintf(f, "\n== MPI functions (calls that may wait), reduced over ranks\n");
     write_functions(f, R);
     fprintf(f, "== how the run was measured: settings and counters (rank.R.meta)\n");

@@ -345,6 +345,8 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
     }
     wp_folded_free(&frames);
     wp_profile_write_timeline(wp_run.dir, wp_run.rank);
+    /* rank.R.<event>.folded, one per counter (WAITPROF_COUNTERS). */
+    wp_profile_write_counters(wp_run.dir, wp_run.rank);
     if (wp_calls_write(wp_run.dir, wp_run.rank) != 0)
         wp_log_always("waitprof: rank %d: cannot write %s/rank.%d.calls (%s)", wp_run.rank, wp_run.dir,
                       wp_run.rank, strerror(errno));
@@ -688,6 +690,8 @@ void wp_hook_init(int rc)
         .memory = wp_run.cfg.memory,
         .tsel = wp_timesel_of(&wp_run.cfg),
         .t0_ns = wp_run.start_ns,
+        .counters = wp_run.cfg.counters,
+        .ncounters = wp_run.cfg.ncounters,
     };
     /* Unselected ranks take no samples; their wrappers still record the
      * call statistics the estimator's global minima need. */

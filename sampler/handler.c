@@ -11,6 +11,7 @@
 #include <libunwind.h>
 
 #include "format/select.h"
+#include "sampler/counters.h"
 #include "sampler/internal.h"
 #include "sampler/timeline.h"
 #include "state/clock.h"
@@ -137,7 +138,7 @@ static uint64_t wp_sample_weight_sig(struct wp_slot *slot, struct wp_store *s, c
  * when the call already holds WP_PENDING_MAX samples: it is waiting, and
  * only its last (minimum duration) can be work, so the caller stores this
  * one as Stall.  Stores into the thread's preallocated pending buffer. */
-static int wp_hold_sig(struct wp_store *s, const uintptr_t *ips, int n, int fn, uint64_t w)
+static int wp_hold_sig(struct wp_store *s, const uintptr_t *ips, int n, int fn, uint64_t w, const uint64_t *ctr)
 {
     struct wp_pending *p = s->pending;
     if (p->n >= WP_PENDING_MAX)
@@ -150,6 +151,9 @@ static int wp_hold_sig(struct wp_store *s, const uintptr_t *ips, int n, int fn, 
     }
     p->off[p->n] = wp_ticks() - wp_self.enter_ticks;
     p->weight[p->n] = (uint32_t)w;
+    /* The sample's counter deltas wait with it for its state. */
+    if (p->ctr)
+        memcpy(&p->ctr[(size_t)p->n * s->nctr], ctr, (size_t)s->nctr * sizeof *ctr);
     p->n++;
     wp_self.has_pending = 1;
     return 1;
@@ -196,6 +200,10 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_sig / wp_store_handler_time_sig / wp_hold_sig /
  *   wp_tl_add_sig: own code on preallocated memory; wp_ticks_to_ns reads
  *   a few globals (state/clock.h).
+ * - wp_ctr_read_sig: one read() of the thread's perf_event group, which
+ *   POSIX lists as async-signal-safe and which never blocks on such a
+ *   descriptor; the previous counts are static memory only this thread's
+ *   handler writes (sampler/counters.h).
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
  *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.
@@ -222,6 +230,15 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
     /* The handler's own time, in ticks: a TSC read touches no memory, where
      * the vDSO clock reads its data page, cold at 100 Hz. */
     uint64_t c0 = wp_ticks();
+    /* The counts since this thread's previous read (sampler/counters.h):
+     * read at every signal, so that a signal that stores no sample (a
+     * pause, an unselected stretch, the loader lock) charges its counts to
+     * no one rather than to the next sample.  After the check that
+     * sampling is on, so that the stopper, which closes the groups once no
+     * handler runs, never has one read a closed descriptor. */
+    uint64_t ctr[WP_CTR_MAX];
+    if (s->nctr)
+        wp_ctr_read_sig(slot->index, ctr);
     /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
      * SIGPROF someone else sent, which is no sample. */
     if (si->si_code != SI_TIMER) {
@@ -276,13 +293,13 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
      * nothing to tell them apart by: Work at once. */
     else if (state == WAITPROF_STATE_WORK && in_wrapper && !wp_lean && fn > 0 && fn < WP_FN_COUNT &&
              wp_fn_table[fn].waits) {
-        if (wp_hold_sig(s, ips, n, fn, w)) {
+        if (wp_hold_sig(s, ips, n, fn, w, ctr)) {
             wp_store_handler_time_sig(s, wp_ticks_duration_ns(wp_ticks() - c0));
             goto done;
         }
         state = WAITPROF_STATE_STALL;
     }
-    wp_store_add_sig(s, state, fn, ips, n, w);
+    wp_store_add_ctr_sig(s, state, fn, ips, n, w, s->nctr ? ctr : NULL);
     /* Into the thread's timeline at the time of the sample: arithmetic on
      * its preallocated bins (sampler/timeline.h); a waiting sample votes for
      * its stack, whose id hashes the frames already in hand. */

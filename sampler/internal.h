@@ -1,8 +1,9 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is nine files, one job each (store.c, the sample store, and
- * timeline.c, the time bins of samples per state, have their own headers):
+ * The sampler is ten files, one job each (store.c, the sample store,
+ * timeline.c, the time bins of samples per state, and counters.c, the
+ * perf_event counters each sample reads, have their own headers):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;

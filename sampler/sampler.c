@@ -14,6 +14,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "sampler/counters.h"
 #include "sampler/internal.h"
 #include "sampler/timeline.h"
 #include "state/log.h"
@@ -77,7 +78,7 @@ static int wp_thread_begin(void)
     /* The slice starts with the thread's unwinding rules (8 KiB). */
     size_t rules = (sizeof(struct wp_cfi_cache) + 63) & ~(size_t)63;
     slot->store = (wp_pool && at + want <= wp_pool_size && want > rules)
-                      ? wp_store_create_in(wp_pool + at + rules, want - rules)
+                      ? wp_store_create_in(wp_pool + at + rules, want - rules, wp_ctr_count())
                       : NULL;
     if (slot->store == NULL) {
         if (__atomic_fetch_add(&wp_unsampled, 1, __ATOMIC_ACQ_REL) == 0)
@@ -99,6 +100,15 @@ static int wp_thread_begin(void)
         slot->store->tl = tl;
     }
     wp_cfi_mine = (struct wp_cfi_cache *)(wp_pool + at);
+    /* The thread's counter group, before its timer exists: the handler
+     * finds it ready or absent, never half made.  Without one the
+     * thread's samples carry zero counts; one line says so, once. */
+    if (wp_ctr_count() > 0 && wp_ctr_thread_open(slot->index) != 0) {
+        static int said_ctr;
+        if (!__atomic_exchange_n(&said_ctr, 1, __ATOMIC_ACQ_REL))
+            wp_log_always("waitprof: rank %d: thread %d cannot open its counters (%s); its samples count no events",
+                          wp_log_rank, slot->index, strerror(errno));
+    }
     /* This thread's stack bounds what the unwinder reads.  Without it
      * (pthread_getattr_np failed), both ends are 0 and waitprof's unwinder
      * declines every sample: libunwind unwinds them. */
@@ -131,6 +141,7 @@ static int wp_thread_begin(void)
             wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
                           strerror(errno), slot->index);
             wp_timers_delete(slot);
+            wp_ctr_thread_close(slot->index);
             return -1;
         }
     wp_self.slot = slot;
@@ -142,6 +153,7 @@ static int wp_thread_begin(void)
         wp_self.slot = NULL;
         if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
             wp_timers_delete(slot);
+        wp_ctr_thread_close(slot->index);
         return -1;
     }
     return 0;
@@ -157,6 +169,7 @@ static void wp_thread_end(void *unused)
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
     if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
         wp_timers_delete(slot);
+    wp_ctr_thread_close(slot->index);
 }
 
 struct wp_start {
@@ -200,6 +213,13 @@ WP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 uint64_t wp_sampler_tick_ns(void)
 {
     return wp_smp_tick_ns;
+}
+
+/* A counter that cannot be counted is the same on every rank: one line
+ * for the job. */
+static void wp_ctr_said(const char *line)
+{
+    wp_log("%s", line);
 }
 
 int wp_sampler_start(const struct wp_sampler_config *cfg)
@@ -250,6 +270,10 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
         return -1;
     }
     wp_cfi_refresh();
+    /* The counters, probed on this thread before any store is laid out:
+     * the stores make room for as many as are kept. */
+    if (wp_smp_cfg.ncounters > 0)
+        wp_ctr_setup(wp_smp_cfg.counters, wp_smp_cfg.ncounters, wp_ctr_said);
     wp_smp_started = 1;
     __atomic_store_n(&wp_smp_running, 1, __ATOMIC_SEQ_CST);
     if (wp_thread_begin() != 0)
@@ -274,6 +298,9 @@ void wp_sampler_stop_sig(void)
         for (int spin = 0; spin < 100000 && __atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST);
              spin++)
             sched_yield();
+    /* No handler reads a counter group any more: close them (close() is
+     * async-signal-safe, as the termination handler needs). */
+    wp_ctr_close_all();
     /* No sample will need the table of loaded objects again. */
     wp_cfi_retire_sig();
 }

@@ -18,7 +18,7 @@
  *   after it the stores are quiescent and may be read, and the loader's
  *   calls no longer rebuild the table of objects (sampler/unwind.h,
  *   wp_cfi_retire_sig).  The termination
- *   handler calls it too: atomics, timer_delete and sched_yield only.
+ *   handler calls it too: atomics, timer_delete, sched_yield and close only.
  * - Samples that land while any thread may hold the dynamic loader's lock
  *   (state/thread.h, wp_dl_held) are dropped and counted, because the
  *   unwinder may call dl_iterate_phdr.
@@ -42,6 +42,10 @@ struct wp_sampler_config {
     uint64_t memory;     /* bytes for all of the rank's sample stores */
     struct wp_timesel tsel; /* when to sample, relative to t0_ns */
     uint64_t t0_ns;      /* MPI_Init, wp_now_ns() */
+    /* WAITPROF_COUNTERS as parsed (state/config.h): the events each sample
+     * reads (sampler/counters.h); ncounters 0: none. */
+    const char (*counters)[64];
+    int ncounters;
 };
 
 /* Memory budget: one pool of cfg->memory bytes is mapped at start-up; the

@@ -29,16 +29,22 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
     return s;
 }
 
-struct wp_store *wp_store_create_in(void *mem, size_t bytes)
+struct wp_store *wp_store_create_in(void *mem, size_t bytes, int nctr)
 {
-    size_t head = sizeof(struct wp_store) + sizeof(struct wp_pending);
-    if (bytes < head + 16 * (sizeof(struct wp_stack_entry) + 4 * sizeof(uintptr_t)))
+    if (nctr < 0 || nctr > 8)
+        return NULL;
+    /* The pending samples' deltas are fixed; the sums grow with the table,
+     * so a counter costs each slot 8 bytes and the table is sized with it. */
+    size_t pend_ctr = (size_t)WP_PENDING_MAX * (size_t)nctr * sizeof(uint64_t);
+    size_t slot_bytes = sizeof(struct wp_stack_entry) + (size_t)nctr * sizeof(uint64_t);
+    size_t head = sizeof(struct wp_store) + sizeof(struct wp_pending) + pend_ctr;
+    if (bytes < head + 16 * (slot_bytes + 4 * sizeof(uintptr_t)))
         return NULL;
     size_t rest = bytes - head;
     uint32_t n = 16;
-    while ((size_t)n * 2 * sizeof(struct wp_stack_entry) <= rest / 4 && n < (1u << 30))
+    while ((size_t)n * 2 * slot_bytes <= rest / 4 && n < (1u << 30))
         n <<= 1;
-    size_t frames = (rest - (size_t)n * sizeof(struct wp_stack_entry)) / sizeof(uintptr_t);
+    size_t frames = (rest - (size_t)n * slot_bytes) / sizeof(uintptr_t);
     if (frames > UINT32_MAX)
         frames = UINT32_MAX;
     struct wp_store *s = mem;
@@ -49,6 +55,13 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes)
     s->arena = (uintptr_t *)(s->slots + n);
     s->pending = (struct wp_pending *)(s->arena + frames);
     s->in_pool = 1;
+    if (nctr > 0) {
+        /* After the pending buffer: uint64_t-aligned, as everything before
+         * it is made of 8-byte fields. */
+        s->nctr = (uint32_t)nctr;
+        s->pending->ctr = (uint64_t *)(s->pending + 1);
+        s->ctr = s->pending->ctr + (size_t)WP_PENDING_MAX * (size_t)nctr;
+    }
     return s;
 }
 
@@ -78,11 +91,23 @@ static uint64_t wp_hash(const struct wp_key *k, const uintptr_t *ips, int n)
     return h | 1; /* never 0, so hash 0 can mean "no entry" in debugging */
 }
 
+/* Add a sample's counter deltas to slot i's sums.  The slot's sums were
+ * zero when it was made (fresh memory, never reused), so a new entry
+ * starts from its first sample's deltas. */
+static inline void wp_ctr_add(struct wp_store *s, uint32_t i, const uint64_t *ctr)
+{
+    if (ctr == NULL || s->ctr == NULL)
+        return;
+    uint64_t *sum = &s->ctr[(size_t)i * s->nctr];
+    for (uint32_t j = 0; j < s->nctr; j++)
+        sum[j] += ctr[j];
+}
+
 /* Add to an existing entry, or make a new one while the table holds fewer
  * than max_stacks entries and the arena has room below max_frames.  Returns
  * 0, or -1 without counting anything. */
 static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uintptr_t *ips, int n, uint64_t weight,
-                           uint32_t max_stacks, uint32_t max_frames)
+                           uint32_t max_stacks, uint32_t max_frames, const uint64_t *ctr)
 {
     uint64_t h = wp_hash(k, ips, n);
     uint32_t mask = s->nslots - 1;
@@ -101,6 +126,7 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             e->sclass = k->sclass;
             e->role = k->role;
             e->count = weight;
+            wp_ctr_add(s, i, ctr);
             s->last_hash = h;
             s->arena_used += (uint32_t)n;
             s->nstacks++;
@@ -113,6 +139,7 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             e->sclass == k->sclass && e->role == k->role && e->depth == n &&
             memcmp(&s->arena[e->off], ips, (size_t)n * sizeof *ips) == 0) {
             e->count += weight;
+            wp_ctr_add(s, i, ctr);
             s->samples += weight;
             s->last_hash = h;
             return 0;
@@ -125,7 +152,7 @@ int wp_store_add(struct wp_store *s, int state, int fn, const uintptr_t *ips, in
 {
     /* Keep the table at most 3/4 full so probes stay short. */
     struct wp_key k = {.state = state, .fn = fn};
-    if (wp_store_insert(s, &k, ips, n, weight, s->nslots - s->nslots / 4, s->arena_cap) == 0)
+    if (wp_store_insert(s, &k, ips, n, weight, s->nslots - s->nslots / 4, s->arena_cap, NULL) == 0)
         return 0;
     s->dropped_full += weight;
     return -1;
@@ -148,17 +175,17 @@ static uint32_t wp_soft_frames(const struct wp_store *s)
 }
 
 static int wp_store_add_key(struct wp_store *s, const struct wp_key *key, const uintptr_t *ips, int n,
-                            uint64_t weight)
+                            uint64_t weight, const uint64_t *ctr)
 {
     uint32_t hard = s->nslots - s->nslots / 4;
-    if (wp_store_insert(s, key, ips, n, weight, wp_soft_stacks(s), wp_soft_frames(s)) == 0)
+    if (wp_store_insert(s, key, ips, n, weight, wp_soft_stacks(s), wp_soft_frames(s), ctr) == 0)
         return 0;
     /* The stack is leaf first: its outermost frames are at the end. */
     int k = n < WP_SHORT_FRAMES ? n : WP_SHORT_FRAMES;
     /* The last sixteenth of the table is kept for the frameless entries, one
      * per (state, function), so that they can always be made. */
-    if ((k < n && wp_store_insert(s, key, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap) == 0) ||
-        wp_store_insert(s, key, ips, 0, weight, hard, s->arena_cap) == 0) {
+    if ((k < n && wp_store_insert(s, key, ips + (n - k), k, weight, hard - s->nslots / 16, s->arena_cap, ctr) == 0) ||
+        wp_store_insert(s, key, ips, 0, weight, hard, s->arena_cap, ctr) == 0) {
         s->merged += weight;
         return 0;
     }
@@ -166,11 +193,17 @@ static int wp_store_add_key(struct wp_store *s, const struct wp_key *key, const 
     return -1;
 }
 
-int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+int wp_store_add_ctr_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight,
+                         const uint64_t *ctr)
 {
     s->last_hash = 0;
     struct wp_key k = {.state = state, .fn = fn};
-    return wp_store_add_key(s, &k, ips, n, weight);
+    return wp_store_add_key(s, &k, ips, n, weight, ctr);
+}
+
+int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight)
+{
+    return wp_store_add_ctr_sig(s, state, fn, ips, n, weight, NULL);
 }
 
 int wp_store_pressure_sig(const struct wp_store *s)
@@ -223,7 +256,8 @@ void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t thresho
     for (uint32_t i = 0; i < p->n; i++) {
         s->by_estimate += p->weight[i];
         int state = p->off[i] < threshold ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
-        wp_store_add_sig(s, state, p->fn, p->ips, p->depth, p->weight[i]);
+        wp_store_add_ctr_sig(s, state, p->fn, p->ips, p->depth, p->weight[i],
+                             p->ctr ? &p->ctr[(size_t)i * s->nctr] : NULL);
         wp_tl_add_sig(s->tl, wp_ticks_to_ns(p->enter + p->off[i]), state, p->weight[i], id);
     }
     p->n = 0;
@@ -239,7 +273,7 @@ void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t du
                            .held = wp_held_bucket(duration > p->off[i] ? duration - p->off[i] : 0),
                            .sclass = (uint8_t)sclass,
                            .role = (uint8_t)role};
-        wp_store_add_key(s, &k, p->ips, p->depth, p->weight[i]);
+        wp_store_add_key(s, &k, p->ips, p->depth, p->weight[i], p->ctr ? &p->ctr[(size_t)i * s->nctr] : NULL);
         /* Held in the timeline too, by the class of the same time to the
          * call's end, which the writer splits as the store's held entries
          * of that class are classified. */

@@ -95,7 +95,18 @@ struct wp_store {
     /* The thread's states over time (sampler/timeline.h), NULL when it has
      * none: the flushes below add the samples they decide to it. */
     struct wp_timeline *tl;
+    /* Counters (sampler/counters.h): nctr sums per table slot, slot i's at
+     * ctr[i * nctr], laid out after the arena only when counters are on,
+     * so a store without them costs nothing more.  NULL and 0 without. */
+    uint64_t *ctr;
+    uint32_t nctr;
 };
+
+/* The counter sums of entry e of store s, or NULL when it has none. */
+static inline const uint64_t *wp_entry_ctr(const struct wp_store *s, const struct wp_stack_entry *e)
+{
+    return s->ctr ? &s->ctr[(size_t)(e - s->slots) * s->nctr] : NULL;
+}
 
 /* Samples taken inside one blocking MPI call, held until the call returns
  * and its duration tells Work from Stall (fallback/stats.h): a sample at
@@ -109,6 +120,10 @@ struct wp_pending {
     uint16_t depth;
     uint16_t fn;
     uint64_t enter; /* the call's entry (ticks), for a call that never returns */
+    /* With counters (wp_store_create_in, nctr > 0): WP_PENDING_MAX rows of
+     * nctr counter deltas, one per held sample, which go with it into the
+     * store when the call's state is decided.  NULL without counters. */
+    uint64_t *ctr;
     uintptr_t ips[128];
     uint64_t off[WP_PENDING_MAX]; /* ticks since the call's entry */
     uint32_t weight[WP_PENDING_MAX];
@@ -150,9 +165,11 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames);
 
 /* Lay a store out in bytes of preallocated memory (a slice of the rank's
  * pool): the pending buffer, then a table with a power-of-two number of
- * slots taking about a quarter of the rest, then the arena.  Returns NULL
- * when bytes cannot hold a minimal store. */
-struct wp_store *wp_store_create_in(void *mem, size_t bytes);
+ * slots taking about a quarter of the rest, then the arena; with nctr
+ * counters (0..8) also nctr sums per slot and per pending sample, taken
+ * from the same bytes.  Returns NULL when bytes cannot hold a minimal
+ * store. */
+struct wp_store *wp_store_create_in(void *mem, size_t bytes, int nctr);
 
 /* Like wp_store_add, but for a store of bounded size that must not lose
  * weight: a new stack is stored whole while the table is at most 5/8 full
@@ -163,6 +180,12 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes);
  * MPI function are always kept, so the weighted totals per state and per
  * function stay exact.  Async-signal-safe. */
 int wp_store_add_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight);
+/* The same with the sample's counter deltas ctr[0..s->nctr) added to the
+ * entry's sums (ctr NULL, or a store without counters: none).  Where the
+ * weight goes (whole, shortened or frameless stack), the deltas go too;
+ * where it is dropped, they are.  Async-signal-safe. */
+int wp_store_add_ctr_sig(struct wp_store *s, int state, int fn, const uintptr_t *ips, int n, uint64_t weight,
+                         const uint64_t *ctr);
 
 /* How close the store is to its soft limits: k when the room left is at most
  * 2^-k of it (0: less than half used), at most 5, so the rate is halved at

@@ -151,6 +151,62 @@ static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t r
     }
 }
 
+/* WAITPROF_COUNTERS: a comma-separated list of event names.  A bad name
+ * is left out with one line, the others are kept: losing one counter is
+ * better than losing all of them to a typo. */
+static void wp_config_counters(struct wp_config *c, wp_getenv_t get, wp_report_t report)
+{
+    const char *var = wp_var_name(WP_VAR_COUNTERS);
+    const char *v = get(var);
+    char line[512];
+    c->ncounters = 0;
+    if (v == NULL)
+        return;
+    if (v[0] == '\0') {
+        wp_bad(report, var, v, "event names separated by commas, e.g. task-clock,context-switches", "none");
+        return;
+    }
+    int extra = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        int ok = len > 0 && len < sizeof c->counters[0];
+        for (size_t i = 0; ok && i < len; i++)
+            ok = (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
+                 strchr("-_:./", p[i]) != NULL;
+        if (!ok) {
+            snprintf(line, sizeof line,
+                     "waitprof: WAITPROF_COUNTERS: \"%.*s\" is not an event name (letters, digits and - _ : . / "
+                     "only, 1 to 63 of them); it is left out",
+                     (int)(len > 64 ? 64 : len), p);
+            report(line);
+        } else {
+            int dup = 0;
+            for (int i = 0; i < c->ncounters; i++)
+                dup |= strlen(c->counters[i]) == len && strncmp(c->counters[i], p, len) == 0;
+            if (dup) {
+                snprintf(line, sizeof line, "waitprof: WAITPROF_COUNTERS: \"%.*s\" is given twice; counted once",
+                         (int)len, p);
+                report(line);
+            } else if (c->ncounters < WP_COUNTERS_MAX) {
+                memcpy(c->counters[c->ncounters], p, len);
+                c->counters[c->ncounters][len] = '\0';
+                c->ncounters++;
+            } else {
+                extra++;
+            }
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (extra) {
+        snprintf(line, sizeof line,
+                 "waitprof: WAITPROF_COUNTERS names more than %d events; the first %d are counted, %d left out",
+                 WP_COUNTERS_MAX, WP_COUNTERS_MAX, extra);
+        report(line);
+    }
+}
+
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     static const char *const clocks[] = {"wall", "cpu", NULL};
@@ -210,6 +266,7 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
     else if (out != NULL)
         snprintf(c->out, sizeof c->out, "%s", out);
     wp_config_select(c, get, report);
+    wp_config_counters(c, get, report);
 }
 
 void wp_config_check_unknown(char **env, wp_report_t report)

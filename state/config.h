@@ -23,7 +23,8 @@
  * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
-    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB)
+    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
+    X(COUNTERS)
 
 enum wp_var {
 #define WP_X_(id) WP_VAR_##id,
@@ -49,6 +50,7 @@ static inline const char *wp_var_name(enum wp_var v)
 #define WP_MEMORY_DEFAULT (16ull << 20)
 #define WP_MEMORY_MIN (1ull << 20)
 #define WP_MEMORY_MAX (4ull << 30)
+#define WP_COUNTERS_MAX 8
 
 struct wp_config {
     int hz;              /* WAITPROF_HZ: 1..10000, default 100 */
@@ -91,6 +93,13 @@ struct wp_config {
                              * MPI_Init; stop 0 = until the end */
     double every_s, for_s;  /* WAITPROF_WINDOW every:P,for:D; 0 = none */
     uint64_t memory;        /* WAITPROF_MEMORY: sample store bytes per rank */
+    /* WAITPROF_COUNTERS=ev1,ev2,...: the events every sample reads
+     * (sampler/counters.h), up to WP_COUNTERS_MAX, checked here for
+     * syntax only (names of letters, digits and - _ : . /, no empty
+     * name, no repeat); whether an event is known and can be counted
+     * is the sampler's to say.  ncounters 0: none (the default). */
+    char counters[WP_COUNTERS_MAX][64];
+    int ncounters;
 };
 
 typedef const char *(*wp_getenv_t)(const char *name);

@@ -105,7 +105,7 @@ check_PROGRAMS += tests/unit/test_crossrank
 TESTS += tests/unit/test_crossrank
 tests_unit_test_crossrank_SOURCES = tests/unit/test_crossrank.c report/report.c report/report.h \
 	report/model.h report/util.c report/read.c report/aggregate.c report/text.c report/json.c \
-	report/csv.c report/diff.c \
+	report/csv.c report/diff.c report/counters.c \
 	report/svg.c report/svg.h report/timeline.c report/summary.c report/summary.h format/folded.c format/folded.h \
 	format/select.c format/select.h
 tests_unit_test_crossrank_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)

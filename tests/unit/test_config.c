@@ -601,6 +601,50 @@ static char *slurp_src(const char *rel)
     return strdup(buf);
 }
 
+
+/* WAITPROF_COUNTERS: names kept in order; a bad name, a repeat or a name
+ * past the eighth is one line each, and the rest are still kept. */
+START_TEST(test_counters)
+{
+    struct wp_config c;
+    reset();
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.ncounters, 0);
+    ck_assert_int_eq(nlines, 0);
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "task-clock,context-switches");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.ncounters, 2);
+    ck_assert_str_eq(c.counters[0], "task-clock");
+    ck_assert_str_eq(c.counters[1], "context-switches");
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "task-clock,bad name,,task-clock,PAPI_TOT_CYC");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.ncounters, 2);
+    ck_assert_str_eq(c.counters[1], "PAPI_TOT_CYC");
+    ck_assert_int_eq(nlines, 3); /* "bad name", the empty one, the repeat */
+    for (int i = 0; i < nlines; i++)
+        ck_assert(names_var(lines[i], "WAITPROF_COUNTERS"));
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "a,b,c,d,e,f,g,h,i,j");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.ncounters, WP_COUNTERS_MAX);
+    ck_assert_str_eq(c.counters[7], "h");
+    ck_assert_int_eq(nlines, 1);
+    ck_assert_ptr_nonnull(strstr(lines[0], "first 8"));
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.ncounters, 0);
+    ck_assert_int_eq(nlines, 1);
+}
+END_TEST
+
 START_TEST(test_variables_documented)
 {
     char *readme = slurp_src("README.md"), *man = slurp_src("doc/waitprof.1");
@@ -740,6 +784,7 @@ static Suite *config_suite(void)
     tc = tcase_create("unknown");
     tcase_add_test(tc, test_unknown_reported_once_each);
     tcase_add_test(tc, test_known_silent);
+    tcase_add_test(tc, test_counters);
     tcase_add_test(tc, test_variables_documented);
     tcase_add_test(tc, test_man_pages_render);
     suite_add_tcase(s, tc);

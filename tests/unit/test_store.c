@@ -367,7 +367,7 @@ START_TEST(test_create_in)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         char *mem = malloc(sizes[i]);
         ck_assert_ptr_nonnull(mem);
-        struct wp_store *s = wp_store_create_in(mem, sizes[i]);
+        struct wp_store *s = wp_store_create_in(mem, sizes[i], 0);
         ck_assert_ptr_nonnull(s);
         ck_assert_uint_eq(s->nslots & (s->nslots - 1), 0);
         ck_assert_uint_ge(s->nslots, 16);
@@ -384,7 +384,7 @@ START_TEST(test_create_in)
         free(mem);
     }
     char tiny[256];
-    ck_assert_ptr_null(wp_store_create_in(tiny, sizeof tiny));
+    ck_assert_ptr_null(wp_store_create_in(tiny, sizeof tiny, 0));
 }
 END_TEST
 
@@ -511,6 +511,83 @@ START_TEST(test_held_buckets)
                           (unsigned long long)x, b, (unsigned long long)mid);
     }
     ck_assert_uint_lt(wp_held_bucket(UINT64_MAX), 1024);
+}
+END_TEST
+
+
+/* Counters (sampler/counters.h): a store laid out with nctr sums keeps
+ * them inside its slice; each entry's sums are those of the samples added
+ * to it, and held samples bring their deltas along, to the state their
+ * call's end decides (wp_pending_flush) or to the held entry
+ * (wp_pending_flush_held).  Without counters an entry has no sums. */
+START_TEST(test_counters)
+{
+    size_t bytes = 1u << 20;
+    char *mem = malloc(bytes);
+    ck_assert_ptr_nonnull(mem);
+    struct wp_store *s = wp_store_create_in(mem, bytes, 2);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->nctr, 2);
+    ck_assert_ptr_nonnull(s->pending->ctr);
+    ck_assert((char *)(s->ctr + (size_t)s->nslots * 2) <= mem + bytes);
+    ck_assert((char *)s->pending->ctr >= (char *)(s->pending + 1));
+    ck_assert((char *)s->ctr >= (char *)(s->pending->ctr + (size_t)WP_PENDING_MAX * 2));
+    const uintptr_t a[] = {1, 2, 3}, b[] = {4, 5};
+    const uint64_t d1[2] = {100, 1}, d2[2] = {50, 0};
+    ck_assert_int_eq(wp_store_add_ctr_sig(s, WAITPROF_STATE_NOT_IN_MPI, 0, a, 3, 1, d1), 0);
+    ck_assert_int_eq(wp_store_add_ctr_sig(s, WAITPROF_STATE_NOT_IN_MPI, 0, a, 3, 1, d2), 0);
+    ck_assert_int_eq(wp_store_add_ctr_sig(s, WAITPROF_STATE_STALL, 0, a, 3, 1, d2), 0);
+    ck_assert_int_eq(wp_store_add_sig(s, WAITPROF_STATE_WORK, 0, b, 2, 1), 0); /* no deltas */
+    const struct wp_stack_entry *e = find(s, WAITPROF_STATE_NOT_IN_MPI, 0, a, 3);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[0], 150);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[1], 1);
+    e = find(s, WAITPROF_STATE_STALL, 0, a, 3);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[0], 50);
+    e = find(s, WAITPROF_STATE_WORK, 0, b, 2);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[0], 0);
+
+    /* Held samples of one call: the first two before the threshold
+     * (Stall), the last after it (Work), each with its own deltas. */
+    struct wp_pending *p = s->pending;
+    memcpy(p->ips, b, sizeof b);
+    p->depth = 2;
+    p->fn = 9;
+    for (int i = 0; i < 3; i++) {
+        p->off[i] = (uint64_t)(i + 1) * 1000;
+        p->weight[i] = 1;
+        p->ctr[i * 2] = (uint64_t)(i + 1) * 10;
+        p->ctr[i * 2 + 1] = 1;
+    }
+    p->n = 3;
+    wp_pending_flush(s, p, 2500);
+    e = find(s, WAITPROF_STATE_STALL, 9, b, 2);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[0], 30);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[1], 2);
+    e = find(s, WAITPROF_STATE_WORK, 9, b, 2);
+    ck_assert_uint_eq(wp_entry_ctr(s, e)[0], 30);
+
+    /* Held for the global minimum: the deltas sum over the held entries. */
+    for (int i = 0; i < 2; i++) {
+        p->off[i] = (uint64_t)i * 50000;
+        p->weight[i] = 1;
+        p->ctr[i * 2] = 7;
+        p->ctr[i * 2 + 1] = 0;
+    }
+    p->n = 2;
+    wp_pending_flush_held(s, p, 100000, 1, 0);
+    uint64_t held = 0;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        if (s->slots[i].used && s->slots[i].held)
+            held += wp_entry_ctr(s, &s->slots[i])[0];
+    ck_assert_uint_eq(held, 14);
+    free(mem);
+
+    struct wp_store *plain = wp_store_create(16, 64);
+    ck_assert_int_eq(wp_store_add_ctr_sig(plain, 1, 0, a, 3, 1, d1), 0);
+    ck_assert_ptr_null(wp_entry_ctr(plain, find(plain, 1, 0, a, 3)));
+    wp_store_destroy(plain);
 }
 END_TEST
 
@@ -702,6 +779,7 @@ static Suite *store_suite(void)
     tc = tcase_create("handler_time");
     tcase_add_loop_test(tc, test_handler_bin, 0, (int)(sizeof durations / sizeof durations[0]));
     tcase_add_test(tc, test_handler_median);
+    tcase_add_test(tc, test_counters);
     suite_add_tcase(s, tc);
     return s;
 }

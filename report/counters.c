@@ -1,0 +1,209 @@
+/* report/counters.c — the counter profiles of a run (WAITPROF_COUNTERS):
+ * every rank.R.<event>.folded of the ranks read merged into
+ * all.<event>.folded.  The events are those the files name; a rank that
+ * could not count one simply has no file for it. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/folded.h"
+#include "report/model.h"
+
+/* The event of a directory entry "rank.R.<event>.folded" of a rank the
+ * report reads, into ev (capacity cap); 0, or -1 when it is no such file.
+ * An event is a name of letters, digits and - _ : (state/config.c allows
+ * '.' and '/' too, which never make a file name here). */
+static int wp_rep_counter_file(const struct run *R, const char *name, char *ev, size_t cap, int *rank)
+{
+    int n = 0;
+    if (sscanf(name, "rank.%d.%n", rank, &n) != 1 || n == 0 || *rank < 0)
+        return -1;
+    const char *p = name + n;
+    size_t len = strlen(p), sfx = strlen(".folded");
+    if (len <= sfx || strcmp(p + len - sfx, ".folded") != 0 || len - sfx >= cap)
+        return -1;
+    len -= sfx;
+    for (size_t i = 0; i < len; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
+              p[i] == '-' || p[i] == '_' || p[i] == ':'))
+            return -1;
+    int listed = 0;
+    for (size_t i = 0; i < R->nr && !listed; i++)
+        listed = R->r[i].rank == *rank;
+    if (!listed)
+        return -1;
+    memcpy(ev, p, len);
+    ev[len] = '\0';
+    return 0;
+}
+
+static size_t wp_rep_counter_events(const struct run *R, const char *dir, char (*ev)[64], size_t max)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t n = 0;
+    struct dirent *e;
+    char one[64];
+    int rank;
+    while ((e = readdir(d)) != NULL) {
+        if (wp_rep_counter_file(R, e->d_name, one, sizeof one, &rank) != 0)
+            continue;
+        int seen = 0;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(ev[i], one) == 0;
+        if (!seen && n < max)
+            memcpy(ev[n++], one, sizeof one);
+    }
+    closedir(d);
+    return n;
+}
+
+static int wp_rep_name_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* The unit of an event, by its name: the perf clocks count nanoseconds
+ * (sampler/counters.c), every other event occurrences. */
+static const char *wp_rep_counter_unit(const char *ev)
+{
+    return strcmp(ev, "task-clock") == 0 || strcmp(ev, "cpu-clock") == 0 ? "ns" : "events";
+}
+
+void wp_rep_counters_read(struct run *R, const char *dir)
+{
+    char ev[WP_REP_CTR_MAX][64];
+    size_t nev = wp_rep_counter_events(R, dir, ev, WP_REP_CTR_MAX);
+    R->nctr = 0;
+    if (nev == 0)
+        return;
+    qsort(ev, nev, sizeof ev[0], wp_rep_name_cmp);
+    R->ctr = wp_rep_xrealloc(NULL, nev * sizeof *R->ctr);
+    char path[4400];
+    for (size_t k = 0; k < nev; k++) {
+        struct rctr *c = &R->ctr[R->nctr++];
+        memset(c, 0, sizeof *c);
+        memcpy(c->name, ev[k], sizeof c->name);
+        c->unit = wp_rep_counter_unit(c->name);
+        c->fold = wp_rep_xrealloc(NULL, sizeof *c->fold);
+        memset(c->fold, 0, sizeof *c->fold);
+        c->rank_total = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_total);
+        memset(c->rank_total, 0, (R->nr + 1) * sizeof *c->rank_total);
+        c->rank_st = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_st);
+        memset(c->rank_st, 0, (R->nr + 1) * sizeof *c->rank_st);
+        for (size_t i = 0; i < R->nr; i++) {
+            snprintf(path, sizeof path, "%s/rank.%d.%s.folded", dir, R->r[i].rank, c->name);
+            size_t len = 0;
+            char *text = wp_rep_slurp(path, &len);
+            if (text == NULL)
+                continue;
+            struct wp_folded one = {0};
+            size_t bad = wp_folded_add_text(&one, text, len);
+            free(text);
+            if (bad)
+                wp_rep_problem(&R->c, "rank.%d.%s.folded: %zu malformed line%s skipped", R->r[i].rank, c->name,
+                               bad, bad == 1 ? "" : "s");
+            for (size_t j = 0; j < one.n; j++) {
+                const char *st = one.lines[j].stack;
+                size_t root = strcspn(st, ";");
+                uint64_t n = one.lines[j].count;
+                for (int s = 0; s < WP_STATE_COUNT; s++)
+                    if (strlen(wp_state_name(s)) == root && strncmp(st, wp_state_name(s), root) == 0) {
+                        c->st[s] += n;
+                        c->rank_st[i][s] += n;
+                    }
+                c->total += n;
+                c->rank_total[i] += n;
+                wp_folded_add(c->fold, st, strlen(st), n);
+            }
+            wp_folded_free(&one);
+        }
+        wp_folded_finish(c->fold);
+    }
+}
+
+void wp_rep_counters_free(struct run *R)
+{
+    for (size_t k = 0; k < R->nctr; k++) {
+        wp_folded_free(R->ctr[k].fold);
+        free(R->ctr[k].fold);
+        free(R->ctr[k].rank_total);
+        free(R->ctr[k].rank_st);
+    }
+    free(R->ctr);
+    R->ctr = NULL;
+    R->nctr = 0;
+}
+
+void wp_rep_write_counters_text(FILE *f, const struct run *R)
+{
+    if (R->nctr == 0)
+        return;
+    fprintf(f, "\n== counters per MPI state, summed over ranks (all.<event>.folded per call path)\n");
+    fprintf(f, "%-18s %-6s %16s %16s %16s %16s  %s\n", "event", "unit", "Not-in-MPI", "MPI-Work", "MPI-Stall", "total",
+            "max rank (total)");
+    for (size_t k = 0; k < R->nctr; k++) {
+        const struct rctr *c = &R->ctr[k];
+        size_t mx = 0;
+        for (size_t i = 1; i < R->nr; i++)
+            if (c->rank_total[i] > c->rank_total[mx])
+                mx = i;
+        fprintf(f, "%-18s %-6s %16llu %16llu %16llu %16llu  %d (%llu)\n", c->name, c->unit,
+                (unsigned long long)c->st[WP_STATE_NOT_IN_MPI], (unsigned long long)c->st[WP_STATE_WORK],
+                (unsigned long long)c->st[WP_STATE_STALL], (unsigned long long)c->total,
+                R->nr ? R->r[mx].rank : -1, (unsigned long long)(R->nr ? c->rank_total[mx] : 0));
+    }
+}
+
+void wp_rep_write_counters_json(FILE *f, const struct run *R)
+{
+    if (R->nctr == 0)
+        return;
+    fprintf(f, ",\n\"counters\":[");
+    for (size_t k = 0; k < R->nctr; k++) {
+        const struct rctr *c = &R->ctr[k];
+        fprintf(f, "%s\n {\"event\":", k ? "," : "");
+        wp_rep_jstr(f, c->name);
+        fprintf(f, ",\"unit\":\"%s\",\"total\":%llu,\"states\":{", c->unit, (unsigned long long)c->total);
+        for (int s = 0; s < WP_STATE_COUNT; s++)
+            fprintf(f, "%s\"%s\":%llu", s ? "," : "", wp_state_name(s), (unsigned long long)c->st[s]);
+        fprintf(f, "},\"ranks\":[");
+        for (size_t i = 0; i < R->nr; i++)
+            fprintf(f, "%s{\"rank\":%d,\"total\":%llu}", i ? "," : "", R->r[i].rank,
+                    (unsigned long long)c->rank_total[i]);
+        fprintf(f, "]}");
+    }
+    fprintf(f, "]");
+}
+
+void wp_rep_write_counters_csv(FILE *f, const struct run *R)
+{
+    /* Column names from the event and the state, in the style of the
+     * other tables' not_in_mpi_s: lower case, '_' for '-'. */
+    static const char *const st[WP_STATE_COUNT] = {"not_in_mpi", "mpi_work", "mpi_stall"};
+    fputs("rank", f);
+    for (size_t k = 0; k < R->nctr; k++) {
+        for (int s = 0; s < WP_STATE_COUNT; s++) {
+            fputc(',', f);
+            char col[96];
+            snprintf(col, sizeof col, "%s_%s", R->ctr[k].name, st[s]);
+            wp_rep_cstr(f, col);
+        }
+        char col[96];
+        snprintf(col, sizeof col, "%s_total", R->ctr[k].name);
+        fputc(',', f);
+        wp_rep_cstr(f, col);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < R->nr; i++) {
+        fprintf(f, "%d", R->r[i].rank);
+        for (size_t k = 0; k < R->nctr; k++) {
+            for (int s = 0; s < WP_STATE_COUNT; s++)
+                fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_st[i][s]);
+            fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_total[i]);
+        }
+        fputc('\n', f);
+    }
+}

@@ -1,0 +1,119 @@
+#!/bin/sh
+# WAITPROF_COUNTERS with perf software events (sampler/counters.h):
+# - the task-clock charged to rank 1's Not-in-MPI samples under
+#   counted_work, in all.task-clock.folded, is within 5 % of the CPU time
+#   the program measured for that function (CLOCK_THREAD_CPUTIME_ID);
+# - rank 0, blocked in MPI_Recv meanwhile, has context switches there
+#   (Open MPI with mpi_yield_when_idle 1, which tests/lib.sh sets: the
+#   waiting rank yields its CPU, so it is switched out while it waits);
+# - threads count their own: with rank 1's work on 2 threads, their
+#   task-clock under counted_work is their measured CPU time within 5 %,
+#   and the main thread, blocked in pthread_join meanwhile, is charged
+#   almost none of it (a process-wide count would charge it all);
+# - report.json (valid against doc/report.schema.json), report.txt and
+#   counters.csv give each counter's totals per MPI state and per rank,
+#   those of the files;
+# - an unknown event prints one line naming it and the run succeeds;
+# - a hardware event where there is no PMU prints one line (and where
+#   there is one, it is counted).
+. "$(dirname "$0")/../lib.sh"
+[ -r /proc/sys/kernel/perf_event_paranoid ] || wp_skip "no perf_event on this system"
+out=$WP_TMP/out
+WAITPROF_HZ=200 WAITPROF_COUNTERS=task-clock,context-switches,no-such-event \
+    wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/counters" 0.6 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
+    { cat "$WP_TMP/stderr" >&2; wp_fail "counters exited with $?"; }
+cat "$WP_TMP/stderr" >&2
+grep -q 'task-clock cannot be counted' "$WP_TMP/stderr" && wp_skip "perf_event_open refuses task-clock here"
+n=$(grep -c 'unknown event "no-such-event"' "$WP_TMP/stderr")
+[ "$n" = 1 ] || wp_fail "the unknown event was reported $n times, expected one line"
+for f in "$out"/rank.0.task-clock.folded "$out"/rank.1.task-clock.folded "$out"/rank.0.context-switches.folded \
+    "$out"/all.task-clock.folded "$out"/all.context-switches.folded; do
+    [ -s "$f" ] || wp_fail "$(basename "$f") missing or empty"
+done
+[ ! -e "$out"/rank.0.no-such-event.folded ] || wp_fail "a file for the unknown event"
+wp_folded check "$out"/rank.*.task-clock.folded "$out"/all.task-clock.folded "$out"/all.context-switches.folded ||
+    wp_fail "counter files' folded format"
+truth=$(wp_truth "$WP_TMP/stdout" 1 cpu_ns)
+[ -n "$truth" ] || wp_fail "no truth line from rank 1"
+got=$(wp_folded sum "$out/all.task-clock.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
+wp_check_between "task-clock (ns) under Not-in-MPI;...;counted_work, rank 1 measured $truth ns" "$got" \
+    "$(wp_calc "$truth * 0.95")" "$(wp_calc "$truth * 1.05")"
+# The per-rank file and the merge agree (only rank 1 computes there).
+r1=$(wp_folded sum "$out/rank.1.task-clock.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
+[ "$r1" = "$got" ] || wp_fail "rank.1.task-clock.folded has $r1 ns under counted_work, all.task-clock.folded $got"
+# Rank 0's wait in MPI_Recv: task-clock is small there (it yields), and
+# with Open MPI's yielding it is switched out while it waits.
+cs=$(wp_folded sum "$out/rank.0.context-switches.folded" --path '^MPI-(Stall|Work);.*MPI_Recv$')
+wp_note "rank 0 context switches in MPI_Recv: $cs (Stall: $(wp_folded sum "$out/rank.0.context-switches.folded" --state MPI-Stall --path 'MPI_Recv$'))"
+if [ "$MPI_FLAVOR" = openmpi ]; then
+    st=$(wp_folded sum "$out/rank.0.context-switches.folded" --state MPI-Stall --path ';MPI_Recv$')
+    [ "$st" -gt 0 ] || wp_fail "rank 0: no context switches under MPI-Stall;...;MPI_Recv with mpi_yield_when_idle 1"
+fi
+
+# report.json and report.txt: the per-state totals of each counter, the
+# JSON valid against its schema (which is strict about fields), and the
+# totals those of the merged file.
+"$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$out/report.json" ||
+    wp_fail "report.json (with counters) does not validate against doc/report.schema.json"
+"$PYTHON" - "$out" <<'PY' || wp_fail "report.json's counters do not match all.<event>.folded"
+import json, sys
+out = sys.argv[1]
+j = json.load(open(out + "/report.json"))
+ev = {c["event"]: c for c in j["counters"]}
+assert sorted(ev) == ["context-switches", "task-clock"], sorted(ev)
+for name, c in ev.items():
+    st = {}
+    for line in open("%s/all.%s.folded" % (out, name)):
+        stack, n = line.rsplit(" ", 1)
+        root = stack.split(";", 1)[0]
+        st[root] = st.get(root, 0) + int(n)
+    for s in ("Not-in-MPI", "MPI-Work", "MPI-Stall"):
+        assert c["states"][s] == st.get(s, 0), (name, s, c["states"][s], st.get(s, 0))
+    assert c["total"] == sum(st.values()) == sum(r["total"] for r in c["ranks"]), name
+    assert [r["rank"] for r in c["ranks"]] == [0, 1]
+assert ev["task-clock"]["unit"] == "ns" and ev["context-switches"]["unit"] == "events"
+# counters.csv: its header names every column, one row per rank, the
+# values those of report.json; report.json lists it.
+import csv
+assert "counters.csv" in j["csv_files"], list(j["csv_files"])
+rows = list(csv.DictReader(open(out + "/counters.csv")))
+assert [int(r["rank"]) for r in rows] == [0, 1], rows
+for name, c in ev.items():
+    for r, rr in zip(rows, c["ranks"]):
+        parts = [int(r[name + "_" + s]) for s in ("not_in_mpi", "mpi_work", "mpi_stall")]
+        assert sum(parts) == int(r[name + "_total"]) == rr["total"], (name, r, rr)
+    for k, s in (("not_in_mpi", "Not-in-MPI"), ("mpi_work", "MPI-Work"), ("mpi_stall", "MPI-Stall")):
+        assert sum(int(r[name + "_" + k]) for r in rows) == c["states"][s], (name, s)
+PY
+grep -q '^== counters per MPI state' "$out/report.txt" || wp_fail "report.txt has no counters section"
+grep -q '^task-clock  *ns ' "$out/report.txt" || wp_fail "report.txt's counters section has no task-clock row"
+
+# Threads count their own.
+out3=$WP_TMP/out3
+WAITPROF_HZ=200 WAITPROF_COUNTERS=task-clock \
+    wp_profile 2 "$out3" "$WP_BUILDDIR/tests/mpi/counters" 0.4 2 >"$WP_TMP/stdout3" 2>"$WP_TMP/stderr3" ||
+    { cat "$WP_TMP/stderr3" >&2; wp_fail "counters (threads) exited with $?"; }
+truth=$(sed -n 's/^truth rank=1 thread cpu_ns=//p' "$WP_TMP/stdout3" | awk '{ s += $1 } END { print s }')
+[ "$(grep -c '^truth rank=1 thread' "$WP_TMP/stdout3")" = 2 ] || wp_fail "expected 2 worker truth lines"
+got=$(wp_folded sum "$out3/rank.1.task-clock.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
+wp_check_between "task-clock (ns) under counted_work on 2 threads, measured $truth ns" "$got" \
+    "$(wp_calc "$truth * 0.95")" "$(wp_calc "$truth * 1.05")"
+all=$(wp_folded sum "$out3/rank.1.task-clock.folded" --state Not-in-MPI)
+wp_check_between "rank 1 Not-in-MPI task-clock (ns) outside counted_work (main thread joining)" \
+    "$(wp_calc "$all - $got")" 0 "$(wp_calc "$truth * 0.05")"
+
+# A hardware event: counted where there is a PMU, else one line and the
+# run goes on with the software event.
+out2=$WP_TMP/out2
+WAITPROF_HZ=100 WAITPROF_COUNTERS=cycles,task-clock \
+    wp_profile 2 "$out2" "$WP_BUILDDIR/tests/mpi/counters" 0.1 >"$WP_TMP/stdout2" 2>"$WP_TMP/stderr2" ||
+    { cat "$WP_TMP/stderr2" >&2; wp_fail "counters (cycles) exited with $?"; }
+[ -s "$out2/all.task-clock.folded" ] || wp_fail "all.task-clock.folded missing beside an unavailable cycles"
+if grep -q 'event cycles cannot be counted' "$WP_TMP/stderr2"; then
+    n=$(grep -c 'cycles' "$WP_TMP/stderr2")
+    [ "$n" = 1 ] || wp_fail "the unavailable cycles was reported in $n lines, expected one"
+    [ ! -e "$out2/all.cycles.folded" ] || wp_fail "all.cycles.folded written without a PMU"
+    wp_note "no hardware PMU: cycles left out with one line"
+    exit 0
+fi
+[ -s "$out2/all.cycles.folded" ] || wp_fail "cycles accepted but all.cycles.folded missing"
