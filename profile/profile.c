@@ -158,26 +158,21 @@ int wp_profile_write_rank(const char *dir, int rank, const struct wp_folded *f)
     return wp_profile_write_file(path, f);
 }
 
-int wp_profile_write_frames(const char *dir, int rank, const struct wp_folded *frames)
+static int wp_output_frames(FILE *fp, const struct wp_output *o)
 {
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FRAMES));
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "w");
-    if (fp == NULL)
-        return -1;
     fprintf(fp, "# %s %d\nframe\tinlined\tfile\tline\n", wp_file_format(WP_FILE_FRAMES),
             wp_file_version(WP_FILE_FRAMES));
-    for (size_t i = 0; i < frames->n; i++)
-        fprintf(fp, "%s\n", frames->lines[i].stack);
-    int rc = ferror(fp) ? -1 : 0;
-    if (fclose(fp) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
-    if (rc != 0)
-        remove(tmp);
-    return rc;
+    for (size_t i = 0; i < o->f->n; i++)
+        fprintf(fp, "%s\n", o->f->lines[i].stack);
+    return ferror(fp) ? -1 : 0;
+}
+
+int wp_profile_write_frames(const char *dir, int rank, const struct wp_folded *frames)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FRAMES));
+    struct wp_output o = {frames, 0};
+    return wp_write_atomic(path, wp_output_frames, &o);
 }
 
 int wp_profile_write_paths(const char *dir, int rank)
