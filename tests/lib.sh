@@ -426,3 +426,14 @@ wp_observe_same() {
     diff "$WP_TMP/base" "$WP_TMP/got" >&2 || wp_fail "at $hz Hz the program observed something else than without waitprof"
     wp_note "$hz Hz: $(wc -l <"$WP_TMP/got") observations as without waitprof"
 }
+
+# wp_shot FILE PNG — a screenshot of FILE (an SVG) by headless Chromium,
+# 1200x600.  Chromium runs as root only without its sandbox; its profile
+# goes to the test's own directory.
+wp_shot() {
+    rm -f "$2"
+    HOME=$WP_TMP timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$WP_TMP/chromium" --window-size=1200,600 --screenshot="$2" \
+        "file://$1" >"$WP_TMP/chromium.log" 2>&1 || { tail -n 20 "$WP_TMP/chromium.log" >&2; wp_fail "chromium failed on $1"; }
+    [ -s "$2" ] || wp_fail "chromium wrote no screenshot of $1"
+}

@@ -16,18 +16,9 @@ out=$WP_TMP/run
 wp_profile 4 "$out" "$prog" 0.05 6 0 >/dev/null 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
 grep -q '<script' "$out/all.svg" && grep -q 'src=' "$out/all.svg" && wp_fail "all.svg loads an external script"
 grep -q '<title>.*stall share' "$out/all.svg" || wp_fail "all.svg frames have no stall share in their tooltips"
-# Chromium runs as root only without its sandbox; its profile goes to the
-# test's own directory.
-shot() {
-    rm -f "$2"
-    HOME=$WP_TMP timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$WP_TMP/chromium" --window-size=1200,600 --screenshot="$2" \
-        "file://$1" >"$WP_TMP/chromium.log" 2>&1 || { tail -n 20 "$WP_TMP/chromium.log" >&2; wp_fail "chromium failed on $1"; }
-    [ -s "$2" ] || wp_fail "chromium wrote no screenshot of $1"
-}
-shot "$out/all.svg" "$WP_TMP/shot.png"
+wp_shot "$out/all.svg" "$WP_TMP/shot.png"
 "$PYTHON" "$WP_SRCDIR/tests/report_check.py" png "$WP_TMP/shot.png" || wp_fail "the screenshot does not show the flame graph"
 mkdir "$WP_TMP/stall"
 "$WP_BUILDDIR/bin/waitprof" report --quiet --state stall --out "$WP_TMP/stall" "$out" || wp_fail "waitprof report --state stall failed"
-shot "$WP_TMP/stall/all.svg" "$WP_TMP/stall.png"
+wp_shot "$WP_TMP/stall/all.svg" "$WP_TMP/stall.png"
 "$PYTHON" "$WP_SRCDIR/tests/report_check.py" png-stall "$WP_TMP/stall.png" || wp_fail "the MPI-Stall flame graph is not red"

@@ -16,15 +16,6 @@
 command -v chromium >/dev/null 2>&1 || wp_skip "chromium is not installed (./quickstart check installs it)"
 prog=$WP_BUILDDIR/tests/mpi/timeline
 check() { "$PYTHON" "$WP_SRCDIR/tests/report_check.py" "$@"; }
-# Chromium runs as root only without its sandbox; its profile goes to the
-# test's own directory.
-shot() {
-    rm -f "$2"
-    HOME=$WP_TMP timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$WP_TMP/chromium" --window-size=1200,600 --screenshot="$2" \
-        "file://$1" >"$WP_TMP/chromium.log" 2>&1 || { tail -n 20 "$WP_TMP/chromium.log" >&2; wp_fail "chromium failed on $1"; }
-    [ -s "$2" ] || wp_fail "chromium wrote no screenshot of $1"
-}
 
 out=$WP_TMP/run
 wp_profile 4 "$out" "$prog" 0.6 >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
@@ -35,7 +26,7 @@ grep -q '<script' "$out/timeline.svg" && wp_fail "timeline.svg has a script"
 grep -q '<title>rank 3, .*MPI-Stall' "$out/timeline.svg" || wp_fail "timeline.svg has no tooltips"
 check timeline-totals "$out" || wp_fail "the timelines do not classify the samples as the profiles do"
 check timeline "$out/report.json" "$WP_TMP/truth" || wp_fail "report.json's timeline does not show the phases"
-shot "$out/timeline.svg" "$WP_TMP/shot.png"
+wp_shot "$out/timeline.svg" "$WP_TMP/shot.png"
 check png-timeline "$WP_TMP/shot.png" "$out/timeline.svg" "$WP_TMP/truth" || wp_fail "the screenshot does not show the phases"
 
 sel=$WP_TMP/sel
@@ -46,6 +37,6 @@ ranks=$("$PYTHON" -c 'import json, sys; print(",".join(str(r["rank"]) for r in j
 rows=$(sed -n 's/.*<g class="row" data-rank="\([0-9]*\)".*/\1/p' "$sel/timeline.svg" | tr '\n' ',')
 [ "$rows" = "1,3," ] || wp_fail "WAITPROF_RANKS=1,3: timeline.svg has rows for ranks $rows"
 check timeline "$sel/report.json" "$WP_TMP/truth.sel" || wp_fail "WAITPROF_RANKS=1,3: the timeline does not show the phases"
-shot "$sel/timeline.svg" "$WP_TMP/sel.png"
+wp_shot "$sel/timeline.svg" "$WP_TMP/sel.png"
 check png-timeline "$WP_TMP/sel.png" "$sel/timeline.svg" "$WP_TMP/truth.sel" || wp_fail "WAITPROF_RANKS=1,3: the screenshot does not show the phases"
 wp_note "the timeline shows both phases in report.json and in Chromium, with all ranks and with ranks 1,3"
