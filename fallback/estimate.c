@@ -603,3 +603,12 @@ uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uin
         return 0;
     return wp_pending_split(p, now, wp_estimate_pending_min_ns(p), stall);
 }
+
+uint64_t wp_estimate_pending_split_ctr(const struct wp_pending *p, uint64_t now, uint32_t nctr, int c,
+                                       uint64_t *stall)
+{
+    *stall = 0;
+    if (p == NULL || p->n == 0)
+        return 0;
+    return wp_pending_split_ctr(p, now, wp_estimate_pending_min_ns(p), nctr, c, stall);
+}

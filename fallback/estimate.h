@@ -60,6 +60,9 @@ struct wp_stack_entry;
 struct wp_pending;
 int wp_estimate_entry_state(const struct wp_stack_entry *e);
 uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uint64_t *stall);
+/* The same for counter c of nctr: the counter deltas of those samples. */
+uint64_t wp_estimate_pending_split_ctr(const struct wp_pending *p, uint64_t now, uint32_t nctr, int c,
+                                       uint64_t *stall);
 /* The minimum (ns) wp_estimate_pending_split decides p's samples by,
  * UINT64_MAX when there is none. */
 uint64_t wp_estimate_pending_min_ns(const struct wp_pending *p);

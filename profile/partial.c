@@ -18,6 +18,7 @@
 #include "profile/partial.h"
 #include "match/figures.h"
 #include "match/match.h"
+#include "sampler/counters.h"
 #include "sampler/sampler.h"
 #include "sampler/store.h"
 #include "sampler/timeline.h"
@@ -343,6 +344,19 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     wp_kv(&o, wp_meta_key(WP_MK_handler_calls), t.handler_calls);
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_total), t.handler_ns);
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_median), t.handler_median_ns);
+    /* The counters of rank.R.<event>.folded, each with the unit of its
+     * weights: "counters=task-clock:ns,context-switches:events".  Names
+     * and units are static strings of sampler/counters.c. */
+    if (wp_ctr_count() > 0) {
+        wp_puts(&o, wp_meta_key(WP_MK_counters));
+        for (int c = 0; c < wp_ctr_count(); c++) {
+            wp_puts(&o, c ? "," : "=");
+            wp_puts(&o, wp_ctr_name(c));
+            wp_puts(&o, ":");
+            wp_puts(&o, wp_ctr_unit(c));
+        }
+        wp_puts(&o, "\n");
+    }
     wp_meta_selection(&o, &t);
     /* Matched instances (match/match.h): plain loads of counters the
      * wrappers and the finalize step write; a torn value is only a count. */
@@ -567,13 +581,13 @@ static void wp_heapsort(struct wp_pline *v, size_t n)
     }
 }
 
-int wp_partial_write_folded_sig(const char *dir, int rank)
+/* One folded file of raw frames, "rank.R.suffix": weighted by the samples
+ * (c < 0, rank.R.folded) or by counter c's deltas (rank.R.<event>.folded,
+ * the same lines as the normal writer's counter files). */
+static int wp_partial_write_weights_sig(const char *dir, int rank, const char *suffix, int c)
 {
-    /* The module table first: a folded file with raw frames always has the
-     * table that names them beside it. */
-    wp_partial_write_modules_sig(dir, rank);
     struct wp_out o;
-    if (wp_open(&o, dir, rank, wp_file_suffix(WP_FILE_FOLDED)) != 0)
+    if (wp_open(&o, dir, rank, suffix) != 0)
         return -1;
     struct wp_out mem = {.fd = -1, .buf = wp_ptext, .cap = wp_ptext ? WP_PARTIAL_TEXT : 0};
     size_t nl = 0;
@@ -586,13 +600,19 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
             const struct wp_stack_entry *e = &s->slots[j];
             if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0)
                 continue;
+            const uint64_t *sum = c >= 0 ? wp_entry_ctr(s, e) : NULL;
+            if (c >= 0 && (sum == NULL || (uint32_t)c >= s->nctr))
+                continue;
+            uint64_t weight = c < 0 ? e->count : sum[c];
+            if (weight == 0)
+                continue;
             size_t start = mem.n;
             if (nl < WP_PARTIAL_LINES && wp_ptext) {
                 wp_put_stack(&mem, s, e);
                 if (!mem.err) {
                     wp_plines[nl].off = (uint32_t)start;
                     wp_plines[nl].len = (uint32_t)(mem.n - start);
-                    wp_plines[nl].count = e->count;
+                    wp_plines[nl].count = weight;
                     nl++;
                     continue;
                 }
@@ -602,7 +622,7 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
             /* No room to sort this one: write it as it is. */
             wp_put_stack(&o, s, e);
             wp_puts(&o, " ");
-            wp_putu(&o, e->count);
+            wp_putu(&o, weight);
             wp_puts(&o, "\n");
         }
         /* Samples of a call still in progress were never settled: those
@@ -610,7 +630,7 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
          * (fallback/estimate.h), the rest are MPI-Work.  wp_ticks: a TSC
          * or vDSO clock read. */
         const struct wp_pending *p = s->pending;
-        uint64_t stall, all = wp_estimate_pending_split(p, wp_ticks(), &stall);
+        uint64_t stall, all = wp_estimate_pending_split_ctr(p, wp_ticks(), s->nctr, c, &stall);
         for (int part = 0; part < 2 && all > 0; part++) {
             uint64_t count = part == 0 ? stall : all - stall;
             if (count == 0)
@@ -654,6 +674,30 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
         i = j;
     }
     return wp_close(&o);
+}
+
+int wp_partial_write_folded_sig(const char *dir, int rank)
+{
+    /* The module table first: a folded file with raw frames always has the
+     * table that names them beside it. */
+    wp_partial_write_modules_sig(dir, rank);
+    int rc = wp_partial_write_weights_sig(dir, rank, wp_file_suffix(WP_FILE_FOLDED), -1);
+    /* Then one file per counter, "<event>.folded" put together by hand
+     * (snprintf is not on POSIX's list); the names are static strings of
+     * sampler/counters.c, at most WP_CTR_NAME_MAX bytes. */
+    for (int c = 0; c < wp_ctr_count(); c++) {
+        char suffix[WP_CTR_NAME_MAX + 16];
+        size_t k = 0;
+        for (const char *q = wp_ctr_name(c); *q && k < WP_CTR_NAME_MAX; q++)
+            suffix[k++] = *q;
+        suffix[k++] = '.';
+        for (const char *q = wp_file_suffix(WP_FILE_FOLDED); *q && k < sizeof suffix - 1; q++)
+            suffix[k++] = *q;
+        suffix[k] = '\0';
+        if (wp_partial_write_weights_sig(dir, rank, suffix, c) != 0)
+            rc = -1;
+    }
+    return rc;
 }
 
 /* --- the timeline ------------------------------------------------------------------ */

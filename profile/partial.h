@@ -12,8 +12,10 @@
  *   the state record.  Beside it, first, rank.R.modules: the table of
  *   loaded objects (name, load address, file path, size, modification
  *   time, build-id; format/format.h) that `waitprof report` names those
- *   frames with afterwards (symbols/offline.h).  Also
- *   async-signal-safe.  It is what a rank killed by a signal leaves behind.
+ *   frames with afterwards (symbols/offline.h).  With WAITPROF_COUNTERS,
+ *   after it one rank.R.<event>.folded per counter, the same lines weighted
+ *   by the counter's deltas.  Also async-signal-safe.  It is what a rank
+ *   killed by a signal leaves behind.
  * - wp_timeline_write_sig() writes rank.R.timeline (format/format.h): the
  *   threads' timelines (sampler/timeline.h) summed at the widest bin
  *   width, held samples split into Work and Stall in the proportions their

@@ -65,14 +65,32 @@ static int wp_rep_name_cmp(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-/* The unit of an event, by its name: the perf clocks count nanoseconds
- * (sampler/counters.c), every other event occurrences. */
-static const char *wp_rep_counter_unit(const char *ev)
+/* The unit of an event into unit (capacity cap): as the meta files give it
+ * (counters=name:unit,...); for files without it (older runs), by the
+ * name: the perf clocks count nanoseconds (sampler/counters.c), every other
+ * event occurrences. */
+static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit, size_t cap)
 {
-    return strcmp(ev, "task-clock") == 0 || strcmp(ev, "cpu-clock") == 0 ? "ns" : "events";
+    size_t el = strlen(ev);
+    for (const char *p = R->counters; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *colon = memchr(p, ':', n);
+        /* The name itself may hold ':' (perf::TASK-CLOCK): the unit is
+         * after the last one. */
+        const char *last = colon;
+        while (last && memchr(last + 1, ':', (size_t)(p + n - last - 1)))
+            last = memchr(last + 1, ':', (size_t)(p + n - last - 1));
+        if (last && (size_t)(last - p) == el && strncmp(p, ev, el) == 0 && n - el - 1 > 0 && n - el - 1 < cap) {
+            memcpy(unit, last + 1, n - el - 1);
+            unit[n - el - 1] = '\0';
+            return;
+        }
+        p += n + (p[n] == ',');
+    }
+    snprintf(unit, cap, "%s", strcmp(ev, "task-clock") == 0 || strcmp(ev, "cpu-clock") == 0 ? "ns" : "events");
 }
 
-void wp_rep_counters_read(struct run *R, const char *dir)
+void wp_rep_counters_read(struct run *R, const char *dir, int stall_only)
 {
     char ev[WP_REP_CTR_MAX][64];
     size_t nev = wp_rep_counter_events(R, dir, ev, WP_REP_CTR_MAX);
@@ -86,7 +104,7 @@ void wp_rep_counters_read(struct run *R, const char *dir)
         struct rctr *c = &R->ctr[R->nctr++];
         memset(c, 0, sizeof *c);
         memcpy(c->name, ev[k], sizeof c->name);
-        c->unit = wp_rep_counter_unit(c->name);
+        wp_rep_counter_unit(R, c->name, c->unit, sizeof c->unit);
         c->fold = wp_rep_xrealloc(NULL, sizeof *c->fold);
         memset(c->fold, 0, sizeof *c->fold);
         c->rank_total = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_total);
@@ -109,6 +127,11 @@ void wp_rep_counters_read(struct run *R, const char *dir)
                 const char *st = one.lines[j].stack;
                 size_t root = strcspn(st, ";");
                 uint64_t n = one.lines[j].count;
+                /* --state stall keeps MPI-Stall lines only, as it does for
+                 * the samples (report/read.c). */
+                if (stall_only && (root != strlen(wp_state_name(WP_STATE_STALL)) ||
+                                   strncmp(st, wp_state_name(WP_STATE_STALL), root) != 0))
+                    continue;
                 for (int s = 0; s < WP_STATE_COUNT; s++)
                     if (strlen(wp_state_name(s)) == root && strncmp(st, wp_state_name(s), root) == 0) {
                         c->st[s] += n;

@@ -216,6 +216,7 @@ struct run {
     size_t nsites, nisites;
     int size;              /* from meta */
     char source[64], mpi[256], clock[16];
+    char counters[640]; /* the first meta's counters= ("task-clock:ns,..."): each counter's unit */
     uint64_t hz;
     int mixed_source, have_matrix, nmeta_partial;
     int lean; /* a rank's meta says wrappers=lean: no call was timed */
@@ -242,7 +243,7 @@ struct run {
  * R->r[i]), in its unit. */
 struct rctr {
     char name[64];
-    const char *unit; /* "ns" or "events" */
+    char unit[32]; /* as the meta files say ("ns", "events"; by the name for older files) */
     struct wp_folded *fold;
     uint64_t st[WP_STATE_COUNT], total;
     uint64_t *rank_total;                 /* [R->nr] */
@@ -259,9 +260,10 @@ struct mm {
 /* --- report/counters.c: the counter profiles (WAITPROF_COUNTERS) ---------------- */
 
 /* Read every rank.R.<event>.folded of the ranks read into R->ctr (at most
- * WP_REP_CTR_MAX events, sorted by name): merged lines and totals. */
+ * WP_REP_CTR_MAX events, sorted by name): merged lines and totals; with
+ * stall_only (--state stall) the MPI-Stall lines only. */
 #define WP_REP_CTR_MAX 16
-void wp_rep_counters_read(struct run *R, const char *dir);
+void wp_rep_counters_read(struct run *R, const char *dir, int stall_only);
 void wp_rep_counters_free(struct run *R);
 /* report.txt's section and report.json's "counters" (nothing without
  * counters, so that reports of runs without them are unchanged). */

@@ -159,6 +159,8 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             ri->clock_offset_ns = strtoll(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_hz)) == 0)
             ri->hz = strtoull(val, NULL, 10), R->hz = R->hz ? R->hz : ri->hz;
+        else if (strcmp(k, wp_meta_key(WP_MK_counters)) == 0 && !R->counters[0])
+            snprintf(R->counters, sizeof R->counters, "%s", val);
         else if (strcmp(k, wp_meta_key(WP_MK_clock)) == 0 && !R->clock[0])
             snprintf(R->clock, sizeof R->clock, "%s", val);
         else if (strcmp(k, wp_meta_key(WP_MK_mpi)) == 0 && !R->mpi[0])

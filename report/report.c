@@ -34,10 +34,20 @@ static int e_folded(FILE *f, struct emit_arg *a) { return wp_folded_write(f, a->
 static int e_diff(FILE *f, struct emit_arg *a) { wp_rep_write_diff_folded(f, a->R); return 0; }
 static int e_svg(FILE *f, struct emit_arg *a)
 {
-    char title[128];
+    char title[256];
     snprintf(title, sizeof title, "waitprof: %zu rank%s%s", a->R->nr, a->R->nr == 1 ? "" : "s",
              a->o->stall_only ? ", MPI-Stall only" : "");
-    return wp_svg_write(f, a->fold, title);
+    return wp_svg_write(f, a->fold, title, NULL);
+}
+/* all.svg drawn from a counter's profile (--weight EVENT): a->which is
+ * the counter's index in R->ctr. */
+static int e_svg_weight(FILE *f, struct emit_arg *a)
+{
+    const struct rctr *c = &a->R->ctr[a->which];
+    char title[256];
+    snprintf(title, sizeof title, "waitprof: %zu rank%s, weighted by %s (%s)%s", a->R->nr, a->R->nr == 1 ? "" : "s",
+             c->name, c->unit, a->o->stall_only ? ", MPI-Stall only" : "");
+    return wp_svg_write(f, c->fold, title, c->unit);
 }
 static int e_timeline(FILE *f, struct emit_arg *a) { return wp_rep_write_timeline_svg(f, a->R); }
 static int e_summary(FILE *f, struct emit_arg *a) { return wp_summary_write(f, a->fold, (int)a->R->nr, 8); }
@@ -80,18 +90,42 @@ static int report_dir(const char *dir, const char *outdir, const struct wp_repor
         wp_rep_run_free(&R);
         return -2;
     }
+    /* The counters the ranks counted first: --weight draws all.svg from
+     * one of them, and a name the run does not have is a usage error. */
+    wp_rep_counters_read(&R, dir, o.stall_only);
+    int weight = -1;
+    if (o.weight) {
+        for (size_t i = 0; i < R.nctr && weight < 0; i++)
+            if (strcmp(R.ctr[i].name, o.weight) == 0)
+                weight = (int)i;
+        if (weight < 0) {
+            if (errs) {
+                fprintf(errs, "waitprof report: --weight %s: %s has no counter of that name (", o.weight, dir);
+                for (size_t i = 0; i < R.nctr; i++)
+                    fprintf(errs, "%s%s", i ? ", " : "counted: ", R.ctr[i].name);
+                fprintf(errs, "%s); give one of the events WAITPROF_COUNTERS named\n",
+                        R.nctr ? "" : "the run counted none; run with WAITPROF_COUNTERS=EVENT");
+            }
+            wp_rep_run_free(&R);
+            return -2;
+        }
+    }
     struct wp_folded fold = {0};
     wp_rep_to_folded(&R, &fold);
     struct emit_arg a = {&R, &o, &fold, 0};
     int rc = 0;
     rc |= emit(&R.c, outdir, "all.folded", e_folded, &a);
     rc |= emit(&R.c, outdir, "all.diff.folded", e_diff, &a);
-    rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
+    if (weight >= 0) {
+        struct emit_arg wa = {&R, &o, NULL, weight};
+        rc |= emit(&R.c, outdir, "all.svg", e_svg_weight, &wa);
+    } else {
+        rc |= emit(&R.c, outdir, "all.svg", e_svg, &a);
+    }
     rc |= emit(&R.c, outdir, "timeline.svg", e_timeline, &a);
     rc |= emit(&R.c, outdir, "summary.txt", e_summary, &a);
     /* all.<event>.folded for each counter the ranks counted; the
      * totals go into report.txt and report.json below. */
-    wp_rep_counters_read(&R, dir);
     for (size_t i = 0; i < R.nctr; i++) {
         struct emit_arg ca = {&R, &o, R.ctr[i].fold, 0};
         char name[128];

@@ -39,6 +39,7 @@ struct wp_report_opts {
     const char *ranks; /* "0-3,7" or NULL: every rank */
     int stall_only;    /* --state stall */
     int top;           /* rows in the top lists (default 10) */
+    const char *weight; /* --weight EVENT: all.svg (and --diff) weighted by that counter; NULL: samples */
 };
 
 int wp_report_dir(const char *dir, const char *outdir, const struct wp_report_opts *o, FILE *short_out,

@@ -66,6 +66,7 @@ struct svg_tree {
     size_t *end;
     size_t npath, path_cap;
     const char *prev;
+    const char *unit; /* what the weights count: "samples", or a counter's unit */
 };
 
 static uint32_t svg_hash(uint32_t parent, const char *s, size_t len)
@@ -372,14 +373,14 @@ static void svg_frame(FILE *out, const struct svg_tree *t, const struct svg_draw
 
     fputs("<g class=\"f\"><title>", out);
     svg_put(out, n->name, n->len, SIZE_MAX);
-    fprintf(out, " \xe2\x80\x94 %llu samples (%.1f%% of all), stall share %.1f%%", (unsigned long long)n->total,
-            svg_pct(n->total, all), svg_pct(stall, n->total));
+    fprintf(out, " \xe2\x80\x94 %llu %s (%.1f%% of all), stall share %.1f%%", (unsigned long long)n->total,
+            t->unit, svg_pct(n->total, all), svg_pct(stall, n->total));
     if (n->depth >= 2 && n->state != ST_OTHER) {
         uint64_t sum = 0;
         for (int s = 0; s < 3; s++)
             sum += svg_tower_total(t, d, s);
-        fprintf(out, "\nall states at this call path: %llu samples (%.1f%% of all), stall share %.1f%%",
-                (unsigned long long)sum, svg_pct(sum, all), svg_pct(svg_tower_total(t, d, WP_STATE_STALL), sum));
+        fprintf(out, "\nall states at this call path: %llu %s (%.1f%% of all), stall share %.1f%%",
+                (unsigned long long)sum, t->unit, svg_pct(sum, all), svg_pct(svg_tower_total(t, d, WP_STATE_STALL), sum));
     }
     fprintf(out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"rgb(%d,%d,%d)\"/>",
             x, y, w, SVG_ROW - 1, rgb[0], rgb[1], rgb[2]);
@@ -441,9 +442,9 @@ static void svg_document(FILE *out, const struct svg_tree *t, const struct svg_d
             SVG_W, height, SVG_W, height, SVG_W, height, SVG_W / 2);
     svg_put(out, title, strlen(title), SIZE_MAX);
     fprintf(out,
-            "</text>\n<text x=\"%d\" y=\"44\" text-anchor=\"middle\" font-size=\"12\">%llu samples in all; "
-            "width is share of samples, root at the bottom; hover a frame for its numbers</text>\n",
-            SVG_W / 2, (unsigned long long)all);
+            "</text>\n<text x=\"%d\" y=\"44\" text-anchor=\"middle\" font-size=\"12\">%llu %s in all; "
+            "width is share of %s, root at the bottom; hover a frame for its numbers</text>\n",
+            SVG_W / 2, (unsigned long long)all, t->unit, t->unit);
     /* Towers whose root is not a known state share one legend entry,
      * "other", shown only when there are any. */
     int lx = SVG_MARGIN;
@@ -470,9 +471,10 @@ static void svg_document(FILE *out, const struct svg_tree *t, const struct svg_d
     fputs("</svg>\n", out);
 }
 
-int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title)
+int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title, const char *unit)
 {
     struct svg_tree t = {0};
+    t.unit = unit ? unit : "samples";
     struct svg_drawn *drawn = NULL;
     int rc = -1;
     if (svg_new_node(&t, WP_SVG_NONE, "all", 3, 0) == WP_SVG_NONE)

@@ -24,7 +24,9 @@
 
 #include "format/folded.h"
 
-int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title);
+/* unit: what the lines' weights count, in the tooltips and the subtitle
+ * ("samples" when NULL; a counter's unit, e.g. "ns", for --weight). */
+int wp_svg_write(FILE *out, const struct wp_folded *f, const char *title, const char *unit);
 
 /* What the timeline (report/timeline.c) shares with the flame graph: a
  * state's colour (Not-in-MPI, MPI-Work, MPI-Stall; grey for any other

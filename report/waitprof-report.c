@@ -2,8 +2,8 @@
  * cross-rank outputs from its per-rank files (report/report.h), with
  * filters, or compare two runs.
  *
- *   waitprof-report [--ranks LIST] [--state stall|all] [--top N] [--out ODIR] [--quiet] DIR
- *   waitprof-report --diff A B [--top N] [--ranks LIST] [--out FILE]
+ *   waitprof-report [--ranks LIST] [--state stall|all] [--top N] [--weight EVENT] [--out ODIR] [--quiet] DIR
+ *   waitprof-report --diff A B [--top N] [--ranks LIST] [--weight EVENT] [--out FILE]
  *
  * Before it reads a run directory it names the frames that partial
  * profiles (ranks killed by a signal) left as module+offset, from the
@@ -26,7 +26,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: waitprof report [options] DIR\n"
-          "       waitprof report --diff A B [--top N] [--ranks LIST] [--out FILE]\n"
+          "       waitprof report --diff A B [--top N] [--ranks LIST] [--weight EVENT] [--out FILE]\n"
           "Re-reads the per-rank files of the run directory DIR (rank.R.meta, .folded, .waits, .calls,\n"
           ".matrix, .timeline) and writes report.txt, report.json, the CSV tables, all.folded,\n"
           "all.diff.folded, all.svg, timeline.svg and summary.txt; prints the first screen of the report.\n"
@@ -34,6 +34,9 @@ static void usage(FILE *f)
           "on disk (rank.R.folded is rewritten, the original kept as rank.R.folded.partial-raw).\n"
           "  --ranks LIST     only these ranks, e.g. 0-3,8\n"
           "  --state stall    only MPI-Stall samples in the call paths, flame graph and folded files\n"
+          "                   (the counters' all.<event>.folded too)\n"
+          "  --weight EVENT   draw all.svg weighted by a counter of WAITPROF_COUNTERS (e.g. task-clock)\n"
+          "                   instead of samples; with --diff, compare that counter per call path\n"
           "  --top N          rows in the top lists (default 10)\n"
           "  --out ODIR       write the outputs there instead of DIR (must exist)\n"
           "  --quiet          do not print the first screen\n"
@@ -44,7 +47,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    struct wp_report_opts o = {NULL, 0, 10};
+    struct wp_report_opts o = {NULL, 0, 10, NULL};
     const char *out = NULL, *dir = NULL, *da = NULL, *db = NULL;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -55,7 +58,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = 1;
         } else if ((strcmp(a, "--ranks") == 0 || strcmp(a, "--state") == 0 || strcmp(a, "--top") == 0 ||
-                    strcmp(a, "--out") == 0) && i + 1 >= argc) {
+                    strcmp(a, "--out") == 0 || strcmp(a, "--weight") == 0) && i + 1 >= argc) {
             fprintf(stderr, "waitprof report: option %s needs a value; see waitprof report --help\n", a);
             return 2;
         } else if (strcmp(a, "--ranks") == 0) {
@@ -80,6 +83,8 @@ int main(int argc, char **argv)
             o.top = (int)n;
         } else if (strcmp(a, "--out") == 0) {
             out = argv[++i];
+        } else if (strcmp(a, "--weight") == 0) {
+            o.weight = argv[++i];
         } else if (strcmp(a, "--diff") == 0) {
             if (i + 2 >= argc) {
                 fprintf(stderr, "waitprof report: --diff needs two run directories\n");

@@ -731,7 +731,7 @@ static int wp_merge_run(void)
 {
     if (wp_run.rank != 0 || !wp_run.have_dir || !wp_sum.have)
         return 0;
-    struct wp_report_opts o = {NULL, 0, 10};
+    struct wp_report_opts o = {NULL, 0, 10, NULL};
     int rc = wp_report_dir(wp_run.dir, wp_run.dir, &o, wp_run.cfg.quiet ? NULL : stderr, stderr);
     return rc < 0 ? -1 : 0;
 }

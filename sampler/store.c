@@ -293,12 +293,21 @@ static int wp_pending_waited(const struct wp_pending *p, uint32_t i, uint64_t no
 
 uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall)
 {
+    return wp_pending_split_ctr(p, now, min_ns, 0, -1, stall);
+}
+
+uint64_t wp_pending_split_ctr(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint32_t nctr, int c,
+                              uint64_t *stall)
+{
     uint64_t all = 0, st = 0;
     uint32_t n = p->n < WP_PENDING_MAX ? p->n : WP_PENDING_MAX;
+    if (c >= 0 && (p->ctr == NULL || (uint32_t)c >= nctr))
+        n = 0;
     for (uint32_t i = 0; i < n; i++) {
-        all += p->weight[i];
+        uint64_t w = c < 0 ? p->weight[i] : p->ctr[(size_t)i * nctr + (uint32_t)c];
+        all += w;
         if (wp_pending_waited(p, i, now, min_ns))
-            st += p->weight[i];
+            st += w;
     }
     *stall = st;
     return all;

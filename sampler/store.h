@@ -146,6 +146,10 @@ void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t du
  * call of the function ever returned): none, Work as for the estimator's
  * first call.  Reads only; async-signal-safe. */
 uint64_t wp_pending_split(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint64_t *stall);
+/* The same for counter c of nctr (the held samples' counter deltas, by the
+ * same rule); c < 0 is the sample weights, as wp_pending_split. */
+uint64_t wp_pending_split_ctr(const struct wp_pending *p, uint64_t now, uint64_t min_ns, uint32_t nctr, int c,
+                              uint64_t *stall);
 
 /* Add the samples of a call still in progress (as wp_pending_split
  * classifies them) to a timeline (sampler/timeline.h) at the times they

@@ -409,24 +409,19 @@ static int wp_write_file(const char *path, const char *text, size_t len, const s
     return 0;
 }
 
-/* Name the raw frames of one rank; 1 when its file was rewritten, 0 when
- * nothing changed, -1 when it could not be written. */
-static int wp_offline_rank(struct wp_offline *o, const char *dir, int rank, FILE *err)
+/* Name the raw frames of one folded file of a rank (rank.R.folded, or a
+ * counter's rank.R.<event>.folded) by the rank's module table mods[0..nm);
+ * samples: its weights are samples, which the lines about modules that
+ * could not be read count.  1 when the file was rewritten, 0 when nothing
+ * changed, -1 when it could not be written. */
+static int wp_offline_file(struct wp_offline *o, const char *path, struct wp_rmod *mods, long nm, int samples,
+                           FILE *err)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_META));
-    char *meta = wp_slurp(path, NULL);
-    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_MODULES));
-    char *modtext = wp_slurp(path, NULL);
-    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FOLDED));
     size_t flen = 0;
     char *folded = wp_slurp(path, &flen);
-    struct wp_rmod *mods = NULL;
-    long nm = meta && modtext && folded ? wp_read_modules(o, modtext, wp_meta_u64(meta, "start_ns"), &mods) : -1;
+    if (folded == NULL)
+        return 0;
     int rc = 0;
-    if (nm <= 0)
-        goto out;
-
     struct wp_folded out = {0};
     size_t cap = 1 << 16, changed = 0;
     char *line = wp_xcalloc(cap, 1);
@@ -499,7 +494,7 @@ static int wp_offline_rank(struct wp_offline *o, const char *dir, int rank, FILE
             state = 0;
             a = b + 1;
         }
-        for (size_t t = 0; t < nt; t++)
+        for (size_t t = 0; t < nt && samples; t++)
             touched[t]->lost += count;
         if (wp_folded_add(&out, line, len, count) != 0) {
             fputs("waitprof report: out of memory\n", stderr);
@@ -528,11 +523,53 @@ static int wp_offline_rank(struct wp_offline *o, const char *dir, int rank, FILE
         }
     }
     wp_folded_free(&out);
-out:
+    free(folded);
+    return rc;
+}
+
+/* Does a directory entry name one of rank's counter files,
+ * "rank.R.<event>.folded" (not rank.R.folded itself)? */
+static int wp_is_counter_file(const char *name, int rank)
+{
+    int r, n = 0;
+    if (sscanf(name, "rank.%d.%n", &r, &n) != 1 || n == 0 || r != rank)
+        return 0;
+    const char *p = name + n, *sfx = wp_file_suffix(WP_FILE_FOLDED);
+    size_t len = strlen(p), sl = strlen(sfx);
+    return len > sl + 1 && p[len - sl - 1] == '.' && strcmp(p + len - sl, sfx) == 0;
+}
+
+/* Name the raw frames of one rank: rank.R.folded and its counter files.
+ * 1 when a file was rewritten, 0 when nothing changed, -1 when one could
+ * not be written. */
+static int wp_offline_rank(struct wp_offline *o, const char *dir, int rank, FILE *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_META));
+    char *meta = wp_slurp(path, NULL);
+    snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_MODULES));
+    char *modtext = wp_slurp(path, NULL);
+    struct wp_rmod *mods = NULL;
+    long nm = meta && modtext ? wp_read_modules(o, modtext, wp_meta_u64(meta, "start_ns"), &mods) : -1;
+    int rc = 0;
+    if (nm > 0) {
+        snprintf(path, sizeof path, "%s/rank.%d.%s", dir, rank, wp_file_suffix(WP_FILE_FOLDED));
+        rc = wp_offline_file(o, path, mods, nm, 1, err);
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (!wp_is_counter_file(e->d_name, rank))
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            int one = wp_offline_file(o, path, mods, nm, 0, err);
+            rc = rc < 0 || one < 0 ? -1 : rc > one ? rc : one;
+        }
+        if (d)
+            closedir(d);
+    }
     free(mods);
     free(meta);
     free(modtext);
-    free(folded);
     return rc;
 }
 

@@ -18,7 +18,9 @@
  *   temporary file and a rename), its original text kept once as
  *   rank.R.folded.partial-raw (WP_FOLDED_RAW_SUFFIX), never overwritten:
  *   running it again names only frames still raw, so it is idempotent and
- *   loses nothing.
+ *   loses nothing.  The rank's counter profiles (rank.R.<event>.folded,
+ *   WAITPROF_COUNTERS) are named the same way, each raw text kept as
+ *   rank.R.<event>.folded.partial-raw.
  * - An object that is no longer at its path, or whose build-id (or, for
  *   an object without one, size and modification time) differs from the
  *   run's, is named in one line on err with the samples whose stacks it
@@ -33,7 +35,7 @@
 
 #include <stdio.h>
 
-/* Returns the number of rank files rewritten, or -1 when dir cannot be
+/* Returns the number of ranks whose files were rewritten, or -1 when dir cannot be
  * listed. */
 int wp_offline_name_dir(const char *dir, FILE *err);
 

@@ -102,6 +102,45 @@ all=$(wp_folded sum "$out3/rank.1.task-clock.folded" --state Not-in-MPI)
 wp_check_between "rank 1 Not-in-MPI task-clock (ns) outside counted_work (main thread joining)" \
     "$(wp_calc "$all - $got")" 0 "$(wp_calc "$truth * 0.05")"
 
+# waitprof report over the counters: --weight draws all.svg from a
+# counter's profile (its title, subtitle total and tooltips in the
+# counter's unit); an event the run did not count is a usage error with
+# one line; --state stall keeps only MPI-Stall lines in the counters'
+# merged files too; --diff --weight compares a counter per state and path.
+o1=$WP_TMP/out # (wp_profile set out to the last run's directory)
+w=$WP_TMP/weight
+mkdir -p "$w"
+"$WP_LAUNCHER" report --quiet --weight task-clock --out "$w" "$o1" 2>"$WP_TMP/w.err" ||
+    wp_fail "waitprof report --weight task-clock exited with $?: $(cat "$WP_TMP/w.err")"
+tc=$(wp_folded sum "$o1/all.task-clock.folded")
+grep -q 'weighted by task-clock (ns)' "$w/all.svg" || wp_fail "all.svg (--weight) does not say it is weighted by task-clock"
+grep -q ">$tc ns in all;" "$w/all.svg" || wp_fail "all.svg (--weight) subtitle does not give the $tc ns of all.task-clock.folded"
+grep -q 'counted_work .* ns (' "$w/all.svg" || wp_fail "all.svg (--weight): no counted_work tooltip in ns"
+! grep -q 'samples (' "$w/all.svg" || wp_fail "all.svg (--weight) still counts samples in a tooltip"
+"$WP_LAUNCHER" report --quiet --weight cycles --out "$w" "$o1" 2>"$WP_TMP/w2.err"
+rc=$?
+[ $rc = 2 ] || wp_fail "--weight cycles (not counted) exited with $rc, expected 2"
+[ "$(wc -l <"$WP_TMP/w2.err")" = 1 ] && grep -q 'no counter of that name (counted: context-switches, task-clock)' \
+    "$WP_TMP/w2.err" || wp_fail "--weight cycles: expected one line naming the counted events: $(cat "$WP_TMP/w2.err")"
+s=$WP_TMP/stall
+mkdir -p "$s"
+"$WP_LAUNCHER" report --quiet --state stall --out "$s" "$o1" 2>/dev/null || wp_fail "--state stall exited with $?"
+! grep -qv '^MPI-Stall;' "$s/all.context-switches.folded" || wp_fail "--state stall: all.context-switches.folded has other states"
+[ "$(wp_folded sum "$s/all.context-switches.folded")" = \
+  "$(wp_folded sum "$o1/all.context-switches.folded" --state MPI-Stall)" ] ||
+    wp_fail "--state stall: all.context-switches.folded is not the run's MPI-Stall lines"
+"$WP_LAUNCHER" report --diff "$o1" "$out3" --weight task-clock >"$WP_TMP/diff.out" 2>"$WP_TMP/diff.err" ||
+    wp_fail "--diff --weight task-clock exited with $?: $(cat "$WP_TMP/diff.err")"
+cat "$WP_TMP/diff.out"
+grep -q "^waitprof report --diff: task-clock (ns) per call path and MPI state, A = $o1 ($tc), B = $out3 (" \
+    "$WP_TMP/diff.out" || wp_fail "--diff --weight: header does not give task-clock's totals"
+# Rank 0's wait in MPI_Recv is in both runs: its row gives both runs'
+# counts as their merged files have them.
+a=$(wp_folded sum "$o1/all.task-clock.folded" --state MPI-Stall --path '^MPI-Stall;main;MPI_Recv$')
+b=$(wp_folded sum "$out3/all.task-clock.folded" --state MPI-Stall --path '^MPI-Stall;main;MPI_Recv$')
+grep -Eq "^ *$a +$b .* MPI-Stall;main;MPI_Recv *\$" "$WP_TMP/diff.out" ||
+    wp_fail "--diff --weight: no row MPI-Stall;main;MPI_Recv with A=$a and B=$b"
+
 # A hardware event: counted where there is a PMU, else one line and the
 # run goes on with the software event.
 out2=$WP_TMP/out2

@@ -9,6 +9,11 @@
 # changes nothing.  Then a copy of the program that is deleted before the
 # report: one line names it, its frames stay module+offset, the report is
 # still written.
+# The killed run also counts task-clock (WAITPROF_COUNTERS): each rank
+# leaves rank.R.task-clock.folded with the same raw frames (its meta says
+# counters=task-clock:ns), the report names them as it names rank.R.folded,
+# keeps the raw text, and merges all.task-clock.folded with most of the
+# CPU time under partial_crunch.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/partial_names
 
@@ -26,7 +31,7 @@ killed_run() {
     esac
     pid=$!
     i=0
-    while [ "$(grep -c '^ready' "$WP_TMP/stdout")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    while [ "$(cat "$WP_TMP/stdout" 2>/dev/null | grep -c '^ready')" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     [ $i -lt 300 ] || wp_fail "the ranks did not start: $(cat "$WP_TMP/stdout")"
     sleep 1.5
     launcher=$(pgrep -P "$pid" | head -n 1)
@@ -55,12 +60,18 @@ full_path=$(crunch_path "$WP_TMP/full/rank.0.folded")
 
 # --- killed, then named afterwards --------------------------------------------
 out=$WP_TMP/part
-killed_run "$out" "$prog"
+WAITPROF_COUNTERS=task-clock killed_run "$out" "$prog"
 for r in 0 1; do
     f=$out/rank.$r.folded
     grep -q 'partial_names+0x' "$f" || wp_fail "rank $r: no partial_names+0x frame before the report: $(head -n 3 "$f")"
     ! grep -q 'partial_crunch' "$f" || wp_fail "rank $r: names before the report"
     cp "$f" "$WP_TMP/raw.$r"
+    c=$out/rank.$r.task-clock.folded
+    [ "$(wp_meta "$out/rank.$r.meta" counters)" = task-clock:ns ] ||
+        wp_fail "rank $r: meta counters= is '$(wp_meta "$out/rank.$r.meta" counters)', expected task-clock:ns"
+    [ -s "$c" ] || wp_fail "rank $r: no rank.$r.task-clock.folded after SIGTERM"
+    grep -q 'partial_names+0x' "$c" || wp_fail "rank $r: no raw frame in rank.$r.task-clock.folded: $(head -n 3 "$c")"
+    cp "$c" "$WP_TMP/rawc.$r"
 done
 "$WP_LAUNCHER" report "$out" >"$WP_TMP/report.out" 2>"$WP_TMP/report.err"
 rc=$?
@@ -81,6 +92,23 @@ for r in 0 1; do
     [ "$raw" = 0 ] || wp_fail "rank $r: $raw samples still have raw frames of the program"
     [ "$(wp_folded sum "$f")" = "$(wp_folded sum "$f.partial-raw")" ] || wp_fail "rank $r: samples lost in naming"
 done
+for r in 0 1; do
+    c=$out/rank.$r.task-clock.folded
+    wp_folded check "$c" || wp_fail "rank $r: task-clock folded format after naming"
+    cmp -s "$c.partial-raw" "$WP_TMP/rawc.$r" || wp_fail "rank $r: rank.$r.task-clock.folded.partial-raw is not the original"
+    all=$(wp_folded sum "$c")
+    named=$(wp_folded sum "$c" --path ';partial_crunch(;|$)')
+    raw=$(wp_folded sum "$c" --path 'partial_names\+0x')
+    share=$(wp_calc "100 * $named / $all")
+    wp_note "rank $r: task-clock $named of $all ns under partial_crunch ($share %), $raw ns still raw in the program"
+    wp_ge "$share" 50 || wp_fail "rank $r: only $share % of the task-clock under partial_crunch"
+    [ "$raw" = 0 ] || wp_fail "rank $r: $raw ns of task-clock still have raw frames of the program"
+    [ "$all" = "$(wp_folded sum "$c.partial-raw")" ] || wp_fail "rank $r: task-clock lost in naming"
+done
+[ -s "$out/all.task-clock.folded" ] || wp_fail "the report merged no all.task-clock.folded"
+[ "$(wp_folded sum "$out/all.task-clock.folded")" = \
+  "$(( $(wp_folded sum "$out/rank.0.task-clock.folded") + $(wp_folded sum "$out/rank.1.task-clock.folded") ))" ] ||
+    wp_fail "all.task-clock.folded is not the sum of the ranks' files"
 part_path=$(crunch_path "$out/rank.0.folded")
 [ "$part_path" = "$full_path" ] || wp_fail "named '$part_path', a complete run names '$full_path'"
 wp_note "call path: $part_path (as a complete run)"

@@ -82,7 +82,7 @@ END_TEST
 START_TEST(test_detail_block)
 {
     make_run();
-    struct wp_report_opts o = {NULL, 0, 10};
+    struct wp_report_opts o = {NULL, 0, 10, NULL};
     FILE *devnull = fopen("/dev/null", "w");
     ck_assert_int_eq(wp_report_dir(dir, dir, &o, NULL, devnull), 0);
     char *t = get("report.txt");
@@ -164,7 +164,7 @@ START_TEST(test_detail_block)
     }
 
     /* Filters: ranks 1 and 3, stall only. */
-    struct wp_report_opts f = {"1-3", 1, 10};
+    struct wp_report_opts f = {"1-3", 1, 10, NULL};
     ck_assert_int_eq(wp_report_dir(dir, dir, &f, NULL, devnull), 0);
     c = get("all.folded");
     ck_assert_str_eq(c, "MPI-Stall;main;f;MPI_Recv 50\n");

@@ -46,7 +46,7 @@ static char *render_svg(const struct wp_folded *f, const char *title)
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
     ck_assert_ptr_nonnull(fp);
-    ck_assert_int_eq(wp_svg_write(fp, f, title), 0);
+    ck_assert_int_eq(wp_svg_write(fp, f, title, NULL), 0);
     fclose(fp);
     return buf;
 }
@@ -470,7 +470,7 @@ START_TEST(test_svg_large)
     FILE *fp = fopen("/dev/null", "w");
     ck_assert_ptr_nonnull(fp);
     double t0 = seconds();
-    ck_assert_int_eq(wp_svg_write(fp, &f, "large"), 0);
+    ck_assert_int_eq(wp_svg_write(fp, &f, "large", NULL), 0);
     double t = seconds() - t0;
     fclose(fp);
     /* Reported, not asserted: speed belongs to bench/, not to a test on a
