@@ -26,6 +26,11 @@
 #   free-H  under waitprof at H Hz with WAITPROF_TIMER=free: free-running
 #           timers instead of expirations on the kernel's tick (the meta file
 #           must say timer=free)
+#   ctr-H   under waitprof at H Hz with WAITPROF_COUNTERS=task-clock,
+#           context-switches: one read of a two-counter perf_event group
+#           per sample (the meta file must list both)
+#   split-H the same with WAITPROF_COUNTERS_SPLIT=1: also a read at every
+#           MPI entry and exit (the meta file must have counters_split=)
 #   floor-wrap    the ping-pong under bench/floor_wrap.c: not waitprof, the
 #           least any wrapper that keeps a per-thread state adds (ping-pong
 #           only).  Open MPI's PERUSE by itself is measured in-run by
@@ -159,6 +164,15 @@ run() {
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         [ -z "$(sed -n 's/^match_rate=//p' "$wpdir/rank.0.meta" 2>/dev/null)" ] ||
             { echo "bench/run.sh: $b ($c) ran with matching on" >&2; exit 1; } ;;
+    ctr-* | split-*)
+        split=0
+        case $c in split-*) split=1 ;; esac
+        WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#*-} WAITPROF_COUNTERS=task-clock,context-switches \
+            WAITPROF_COUNTERS_SPLIT=$split WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
+            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+        want_meta counters task-clock:ns,context-switches:events
+        [ $split = 0 ] || [ -n "$(sed -n 's/^counters_split=//p' "$wpdir/rank.0.meta")" ] ||
+            { echo "bench/run.sh: $b ($c) ran without the split" >&2; exit 1; } ;;
     lean-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_LEAN=1 WAITPROF_SOURCE=${c#lean-} WAITPROF_OUT=$wpdir \
             WAITPROF_QUIET=1 mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
@@ -174,7 +188,7 @@ run() {
     record "$r" "$b" "$c" load1 "$load"
     record "$r" "$b" "$c" wall_s "$(echo "$t0 $t1" | awk '{printf "%.4f", ($2 - $1) / 1e9}')"
     case $c in
-    hz* | src-* | lean-* | free-* | match0-*)
+    hz* | src-* | lean-* | free-* | match0-* | ctr-* | split-*)
         # A profiled run that wrote no meta file was not profiled: stop
         # rather than report the program's own speed as waitprof's.
         [ -r "$wpdir/rank.0.meta" ] || { echo "bench/run.sh: $b ($c) wrote no $wpdir/rank.0.meta; was libwaitprof preloaded?" >&2; cat "$log" >&2; exit 1; }

@@ -357,6 +357,31 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         }
         wp_puts(&o, "\n");
     }
+    /* WAITPROF_COUNTERS_SPLIT (sampler/ctr_split.h): each counter's counts
+     * outside and inside MPI, summed over the threads' stores:
+     * "counters_split=task-clock:OUT:IN,...".  Plain loads of sums the
+     * threads write; a torn value is only a count. */
+    if (wp_ctr_count() > 0 && wp_run.cfg.counters_split) {
+        wp_puts(&o, wp_meta_key(WP_MK_counters_split));
+        int nt = wp_nthreads();
+        for (int c = 0; c < wp_ctr_count(); c++) {
+            uint64_t sum[2] = {0, 0};
+            for (int i = 0; i < nt; i++) {
+                const struct wp_store *s = wp_slots[i].store;
+                if (s != NULL && (uint32_t)c < s->nctr) {
+                    sum[0] += s->split[0][c];
+                    sum[1] += s->split[1][c];
+                }
+            }
+            wp_puts(&o, c ? "," : "=");
+            wp_puts(&o, wp_ctr_name(c));
+            wp_puts(&o, ":");
+            wp_putu(&o, sum[0]);
+            wp_puts(&o, ":");
+            wp_putu(&o, sum[1]);
+        }
+        wp_puts(&o, "\n");
+    }
     wp_meta_selection(&o, &t);
     /* Matched instances (match/match.h): plain loads of counters the
      * wrappers and the finalize step write; a torn value is only a count. */

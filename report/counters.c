@@ -90,6 +90,26 @@ static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit,
     snprintf(unit, cap, "%s", strcmp(ev, "task-clock") == 0 || strcmp(ev, "cpu-clock") == 0 ? "ns" : "events");
 }
 
+/* From a meta's counters_split= ("name:OUT:IN,..."; a name may hold ':'),
+ * the two sums of event ev; 0 when it is there. */
+static int wp_rep_split_of(const char *v, const char *ev, uint64_t out[2])
+{
+    size_t el = strlen(ev);
+    for (const char *p = v; p && *p;) {
+        size_t n = strcspn(p, ",");
+        unsigned long long a, b;
+        int used = 0;
+        if (n > el + 1 && strncmp(p, ev, el) == 0 && p[el] == ':' &&
+            sscanf(p + el + 1, "%llu:%llu%n", &a, &b, &used) == 2 && (size_t)used == n - el - 1) {
+            out[0] = a;
+            out[1] = b;
+            return 0;
+        }
+        p += n + (p[n] == ',');
+    }
+    return -1;
+}
+
 void wp_rep_counters_read(struct run *R, const char *dir, int stall_only)
 {
     char ev[WP_REP_CTR_MAX][64];
@@ -111,6 +131,14 @@ void wp_rep_counters_read(struct run *R, const char *dir, int stall_only)
         memset(c->rank_total, 0, (R->nr + 1) * sizeof *c->rank_total);
         c->rank_st = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_st);
         memset(c->rank_st, 0, (R->nr + 1) * sizeof *c->rank_st);
+        c->rank_split = wp_rep_xrealloc(NULL, (R->nr + 1) * sizeof *c->rank_split);
+        memset(c->rank_split, 0, (R->nr + 1) * sizeof *c->rank_split);
+        for (size_t i = 0; i < R->nr; i++)
+            if (R->r[i].ctr_split && wp_rep_split_of(R->r[i].ctr_split, c->name, c->rank_split[i]) == 0) {
+                c->split[0] += c->rank_split[i][0];
+                c->split[1] += c->rank_split[i][1];
+                c->nsplit++;
+            }
         for (size_t i = 0; i < R->nr; i++) {
             snprintf(path, sizeof path, "%s/rank.%d.%s.folded", dir, R->r[i].rank, c->name);
             size_t len = 0;
@@ -154,6 +182,7 @@ void wp_rep_counters_free(struct run *R)
         free(R->ctr[k].fold);
         free(R->ctr[k].rank_total);
         free(R->ctr[k].rank_st);
+        free(R->ctr[k].rank_split);
     }
     free(R->ctr);
     R->ctr = NULL;
@@ -178,6 +207,22 @@ void wp_rep_write_counters_text(FILE *f, const struct run *R)
                 (unsigned long long)c->st[WP_STATE_STALL], (unsigned long long)c->total,
                 R->nr ? R->r[mx].rank : -1, (unsigned long long)(R->nr ? c->rank_total[mx] : 0));
     }
+    int any = 0;
+    for (size_t k = 0; k < R->nctr; k++)
+        any |= R->ctr[k].nsplit > 0;
+    if (!any)
+        return;
+    /* The sampled split above blurs each state change by up to a period;
+     * these are the counts read at every MPI entry and exit. */
+    fprintf(f, "\ncounted exactly outside and inside MPI (WAITPROF_COUNTERS_SPLIT: read at every MPI entry and exit)\n");
+    fprintf(f, "%-18s %-6s %16s %16s %16s  %s\n", "event", "unit", "outside MPI", "inside MPI", "total", "ranks");
+    for (size_t k = 0; k < R->nctr; k++) {
+        const struct rctr *c = &R->ctr[k];
+        if (c->nsplit == 0)
+            continue;
+        fprintf(f, "%-18s %-6s %16llu %16llu %16llu  %zu\n", c->name, c->unit, (unsigned long long)c->split[0],
+                (unsigned long long)c->split[1], (unsigned long long)(c->split[0] + c->split[1]), c->nsplit);
+    }
 }
 
 void wp_rep_write_counters_json(FILE *f, const struct run *R)
@@ -192,10 +237,19 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         fprintf(f, ",\"unit\":\"%s\",\"total\":%llu,\"states\":{", c->unit, (unsigned long long)c->total);
         for (int s = 0; s < WP_STATE_COUNT; s++)
             fprintf(f, "%s\"%s\":%llu", s ? "," : "", wp_state_name(s), (unsigned long long)c->st[s]);
-        fprintf(f, "},\"ranks\":[");
-        for (size_t i = 0; i < R->nr; i++)
-            fprintf(f, "%s{\"rank\":%d,\"total\":%llu}", i ? "," : "", R->r[i].rank,
+        fprintf(f, "}");
+        if (c->nsplit)
+            fprintf(f, ",\"split\":{\"outside_mpi\":%llu,\"inside_mpi\":%llu,\"ranks\":%zu}",
+                    (unsigned long long)c->split[0], (unsigned long long)c->split[1], c->nsplit);
+        fprintf(f, ",\"ranks\":[");
+        for (size_t i = 0; i < R->nr; i++) {
+            fprintf(f, "%s{\"rank\":%d,\"total\":%llu", i ? "," : "", R->r[i].rank,
                     (unsigned long long)c->rank_total[i]);
+            if (c->nsplit && R->r[i].ctr_split)
+                fprintf(f, ",\"outside_mpi\":%llu,\"inside_mpi\":%llu", (unsigned long long)c->rank_split[i][0],
+                        (unsigned long long)c->rank_split[i][1]);
+            fprintf(f, "}");
+        }
         fprintf(f, "]}");
     }
     fprintf(f, "]");
@@ -218,6 +272,11 @@ void wp_rep_write_counters_csv(FILE *f, const struct run *R)
         snprintf(col, sizeof col, "%s_total", R->ctr[k].name);
         fputc(',', f);
         wp_rep_cstr(f, col);
+        for (int x = 0; x < 2 && R->ctr[k].nsplit; x++) {
+            snprintf(col, sizeof col, "%s_%s", R->ctr[k].name, x ? "inside_mpi_exact" : "outside_mpi_exact");
+            fputc(',', f);
+            wp_rep_cstr(f, col);
+        }
     }
     fputc('\n', f);
     for (size_t i = 0; i < R->nr; i++) {
@@ -226,6 +285,9 @@ void wp_rep_write_counters_csv(FILE *f, const struct run *R)
             for (int s = 0; s < WP_STATE_COUNT; s++)
                 fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_st[i][s]);
             fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_total[i]);
+            if (R->ctr[k].nsplit)
+                fprintf(f, ",%llu,%llu", (unsigned long long)R->ctr[k].rank_split[i][0],
+                        (unsigned long long)R->ctr[k].rank_split[i][1]);
         }
         fputc('\n', f);
     }

@@ -123,6 +123,7 @@ struct rinfo {
     uint64_t st[WP_STATE_COUNT];
     uint64_t samples, dropped, duration_ns, hz;
     uint64_t main_stall, main_all; /* at the main waiting call path */
+    char *ctr_split; /* meta's counters_split= (WAITPROF_COUNTERS_SPLIT), NULL without */
 };
 
 /* The ranks of one MPI function whose call-duration histograms have the same
@@ -248,6 +249,12 @@ struct rctr {
     uint64_t st[WP_STATE_COUNT], total;
     uint64_t *rank_total;                 /* [R->nr] */
     uint64_t (*rank_st)[WP_STATE_COUNT];  /* [R->nr]: per rank and state */
+    /* WAITPROF_COUNTERS_SPLIT: the counts read at MPI entry and exit and at
+     * the samples, [0] outside and [1] inside MPI (the meta files'
+     * counters_split=), summed and per rank; nsplit ranks had them. */
+    uint64_t split[2];
+    uint64_t (*rank_split)[2];            /* [R->nr] */
+    size_t nsplit;
 };
 
 /* A state's share of the samples over the ranks that have samples. */

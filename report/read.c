@@ -159,6 +159,11 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             ri->clock_offset_ns = strtoll(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_hz)) == 0)
             ri->hz = strtoull(val, NULL, 10), R->hz = R->hz ? R->hz : ri->hz;
+        else if (strcmp(k, wp_meta_key(WP_MK_counters_split)) == 0 && ri->ctr_split == NULL) {
+            size_t n = strlen(val) + 1;
+            ri->ctr_split = wp_rep_xrealloc(NULL, n);
+            memcpy(ri->ctr_split, val, n);
+        }
         else if (strcmp(k, wp_meta_key(WP_MK_counters)) == 0 && !R->counters[0])
             snprintf(R->counters, sizeof R->counters, "%s", val);
         else if (strcmp(k, wp_meta_key(WP_MK_clock)) == 0 && !R->clock[0])
@@ -889,12 +894,14 @@ void wp_rep_run_free(struct run *R)
         free(R->isites[i].site);
     free(R->isites);
     free(R->rf);
-    for (size_t i = 0; i < R->nr; i++)
+    for (size_t i = 0; i < R->nr; i++) {
         if (R->r[i].tl) {
             free(R->r[i].tl->w);
             free(R->r[i].tl->path);
             free(R->r[i].tl);
         }
+        free(R->r[i].ctr_split);
+    }
     wp_rep_pmap_free(&R->tl_paths);
     wp_rep_counters_free(R);
     free(R->r);

@@ -692,6 +692,7 @@ void wp_hook_init(int rc)
         .t0_ns = wp_run.start_ns,
         .counters = wp_run.cfg.counters,
         .ncounters = wp_run.cfg.ncounters,
+        .counters_split = wp_run.cfg.counters_split,
     };
     /* Unselected ranks take no samples; their wrappers still record the
      * call statistics the estimator's global minima need. */

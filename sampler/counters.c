@@ -215,25 +215,51 @@ void wp_ctr_close_all(void)
  * on the handler's stack and the previous counts in static memory that
  * only this thread's handler writes (the registration wrote it before the
  * descriptor was published). */
-void wp_ctr_read_sig(int index, uint64_t *delta)
+int wp_ctr_read_abs_sig(int index, uint64_t *abs)
 {
-    for (int k = 0; k < wp_ctr_n; k++)
-        delta[k] = 0;
     if (index < 0 || index >= WP_MAX_THREADS)
-        return;
+        return -1;
     int fd = __atomic_load_n(&wp_ctr_fd[index], __ATOMIC_ACQUIRE);
     if (fd < 0)
-        return;
+        return -1;
     uint64_t buf[1 + WP_CTR_MAX];
     ssize_t got = read(fd, buf, sizeof buf);
     if (got < (ssize_t)sizeof(uint64_t) || buf[0] != (uint64_t)wp_ctr_n ||
         got < (ssize_t)((1 + (size_t)wp_ctr_n) * sizeof(uint64_t)))
-        return;
+        return -1;
+    for (int k = 0; k < wp_ctr_n; k++)
+        abs[k] = buf[1 + k];
+    return 0;
+}
+
+void wp_ctr_since_sig(uint64_t *last, const uint64_t *abs, uint64_t *delta)
+{
     for (int k = 0; k < wp_ctr_n; k++) {
-        uint64_t v = buf[1 + k];
+        uint64_t v = abs[k];
         /* Counts only grow; a smaller value would be a reset we did not
          * make, and then the new count is the delta. */
-        delta[k] = v >= wp_ctr_last[index][k] ? v - wp_ctr_last[index][k] : v;
-        wp_ctr_last[index][k] = v;
+        delta[k] = v >= last[k] ? v - last[k] : v;
+        last[k] = v;
     }
+}
+
+void wp_ctr_delta_sig(int index, const uint64_t *abs, uint64_t *delta)
+{
+    if (index < 0 || index >= WP_MAX_THREADS) {
+        for (int k = 0; k < wp_ctr_n; k++)
+            delta[k] = 0;
+        return;
+    }
+    wp_ctr_since_sig(wp_ctr_last[index], abs, delta);
+}
+
+void wp_ctr_read_sig(int index, uint64_t *delta)
+{
+    uint64_t abs[WP_CTR_MAX];
+    if (wp_ctr_read_abs_sig(index, abs) != 0) {
+        for (int k = 0; k < wp_ctr_n; k++)
+            delta[k] = 0;
+        return;
+    }
+    wp_ctr_delta_sig(index, abs, delta);
 }

@@ -45,5 +45,13 @@ void wp_ctr_close_all(void);
 /* Counts since the previous read of thread index into delta[]; all zero
  * when the thread has no group.  Async-signal-safe. */
 void wp_ctr_read_sig(int index, uint64_t *delta);
+/* The same in steps, for a reader that keeps a baseline of its own
+ * (sampler/ctr_split.h): the thread's counts as they stand (0, or -1 when
+ * it has no group); the deltas of abs against the samples' baseline,
+ * which moves to abs; and the deltas of abs against any baseline last[],
+ * which moves to abs.  Async-signal-safe. */
+int wp_ctr_read_abs_sig(int index, uint64_t *abs);
+void wp_ctr_delta_sig(int index, const uint64_t *abs, uint64_t *delta);
+void wp_ctr_since_sig(uint64_t *last, const uint64_t *abs, uint64_t *delta);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "format/select.h"
 #include "sampler/counters.h"
+#include "sampler/ctr_split.h"
 #include "sampler/internal.h"
 #include "sampler/timeline.h"
 #include "state/clock.h"
@@ -202,8 +203,9 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  *   a few globals (state/clock.h).
  * - wp_ctr_read_sig: one read() of the thread's perf_event group, which
  *   POSIX lists as async-signal-safe and which never blocks on such a
- *   descriptor; the previous counts are static memory only this thread's
- *   handler writes (sampler/counters.h).
+ *   descriptor; the previous counts are static memory only this thread
+ *   writes (sampler/counters.h), and not while its wrapper reads
+ *   (ctr_busy).  wp_ctr_split_add_sig: additions on the thread's own store.
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
  *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.
@@ -237,8 +239,21 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
      * sampling is on, so that the stopper, which closes the groups once no
      * handler runs, never has one read a closed descriptor. */
     uint64_t ctr[WP_CTR_MAX];
-    if (s->nctr)
-        wp_ctr_read_sig(slot->index, ctr);
+    if (s->nctr) {
+        /* A wrapper of this thread in the middle of its own read
+         * (WAITPROF_COUNTERS_SPLIT, sampler/ctr_split.h): leave the
+         * group and the baselines to it; this sample carries no counts,
+         * the next one takes them. */
+        uint64_t abs[WP_CTR_MAX];
+        if (__atomic_load_n(&slot->ctr_busy, __ATOMIC_SEQ_CST) || wp_ctr_read_abs_sig(slot->index, abs) != 0) {
+            for (uint32_t c = 0; c < s->nctr && c < WP_CTR_MAX; c++)
+                ctr[c] = 0;
+        } else {
+            wp_ctr_delta_sig(slot->index, abs, ctr);
+            if (wp_ctr_split)
+                wp_ctr_split_abs_sig(slot, wp_self.state != WAITPROF_STATE_NOT_IN_MPI, abs);
+        }
+    }
     /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
      * SIGPROF someone else sent, which is no sample. */
     if (si->si_code != SI_TIMER) {

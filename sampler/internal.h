@@ -2,8 +2,9 @@
  * sampler/ includes it.
  *
  * The sampler is ten files, one job each (store.c, the sample store,
- * timeline.c, the time bins of samples per state, and counters.c, the
- * perf_event counters each sample reads, have their own headers):
+ * timeline.c, the time bins of samples per state, counters.c, the
+ * perf_event counters each sample reads, and ctr_split.c, the same read at
+ * MPI entry and exit, have their own headers):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;

@@ -15,6 +15,7 @@
 #include <libunwind.h>
 
 #include "sampler/counters.h"
+#include "sampler/ctr_split.h"
 #include "sampler/internal.h"
 #include "sampler/timeline.h"
 #include "state/log.h"
@@ -274,6 +275,10 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
      * the stores make room for as many as are kept. */
     if (wp_smp_cfg.ncounters > 0)
         wp_ctr_setup(wp_smp_cfg.counters, wp_smp_cfg.ncounters, wp_ctr_said);
+    /* Before the first thread is registered, so that every group's first
+     * read after its opening lands in the split. */
+    if (wp_smp_cfg.counters_split && wp_ctr_count() > 0)
+        __atomic_store_n(&wp_ctr_split, 1, __ATOMIC_SEQ_CST);
     wp_smp_started = 1;
     __atomic_store_n(&wp_smp_running, 1, __ATOMIC_SEQ_CST);
     if (wp_thread_begin() != 0)
@@ -294,8 +299,13 @@ void wp_sampler_stop_sig(void)
             wp_timers_delete(&wp_slots[i]);
     /* A handler that began before the store above finishes in microseconds;
      * wait for it, but never forever (a thread stopped by a debugger). */
+    /* Nor does a wrapper start a read of the counters now
+     * (sampler/ctr_split.h); one that began before finishes in
+     * microseconds too. */
+    __atomic_store_n(&wp_ctr_split, 0, __ATOMIC_SEQ_CST);
     for (int i = 0; i < n; i++)
-        for (int spin = 0; spin < 100000 && __atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST);
+        for (int spin = 0; spin < 100000 && (__atomic_load_n(&wp_slots[i].in_handler, __ATOMIC_SEQ_CST) ||
+                                             __atomic_load_n(&wp_slots[i].ctr_busy, __ATOMIC_SEQ_CST));
              spin++)
             sched_yield();
     /* No handler reads a counter group any more: close them (close() is

@@ -46,6 +46,9 @@ struct wp_sampler_config {
      * reads (sampler/counters.h); ncounters 0: none. */
     const char (*counters)[64];
     int ncounters;
+    /* WAITPROF_COUNTERS_SPLIT=1 with full wrappers: read the counters at
+     * MPI entry and exit too (sampler/ctr_split.h). */
+    int counters_split;
 };
 
 /* Memory budget: one pool of cfg->memory bytes is mapped at start-up; the

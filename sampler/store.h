@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sampler/counters.h"
+
 struct wp_stack_entry {
     uint64_t hash;
     uint64_t count;       /* weighted samples */
@@ -100,6 +102,10 @@ struct wp_store {
      * so a store without them costs nothing more.  NULL and 0 without. */
     uint64_t *ctr;
     uint32_t nctr;
+    /* WAITPROF_COUNTERS_SPLIT (sampler/ctr_split.h): every counter delta
+     * this thread read, at MPI entry and exit and at its signals, by
+     * where the thread was: [0] outside MPI, [1] inside an MPI call. */
+    uint64_t split[2][WP_CTR_MAX];
 };
 
 /* The counter sums of entry e of store s, or NULL when it has none. */

@@ -267,6 +267,16 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
         snprintf(c->out, sizeof c->out, "%s", out);
     wp_config_select(c, get, report);
     wp_config_counters(c, get, report);
+    c->counters_split = wp_word(get, report, wp_var_name(WP_VAR_COUNTERS_SPLIT), bools, 0, "0 or 1");
+    if (c->counters_split && c->ncounters == 0) {
+        report("waitprof: WAITPROF_COUNTERS_SPLIT=1 without WAITPROF_COUNTERS has nothing to split; ignored; "
+               "name the events in WAITPROF_COUNTERS");
+        c->counters_split = 0;
+    } else if (c->counters_split && c->lean) {
+        report("waitprof: WAITPROF_LEAN=1 wrappers read no counters at MPI entry and exit, so "
+               "WAITPROF_COUNTERS_SPLIT=1 is ignored; unset one of them");
+        c->counters_split = 0;
+    }
 }
 
 void wp_config_check_unknown(char **env, wp_report_t report)

@@ -24,7 +24,7 @@
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
     X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
-    X(COUNTERS)
+    X(COUNTERS) X(COUNTERS_SPLIT)
 
 enum wp_var {
 #define WP_X_(id) WP_VAR_##id,
@@ -100,6 +100,10 @@ struct wp_config {
      * is the sampler's to say.  ncounters 0: none (the default). */
     char counters[WP_COUNTERS_MAX][64];
     int ncounters;
+    /* WAITPROF_COUNTERS_SPLIT: 0 (default) or 1: also read the counters at
+     * every MPI entry and exit (sampler/ctr_split.h); 0 when there are no
+     * counters or the wrappers are lean, each said in one line. */
+    int counters_split;
 };
 
 typedef const char *(*wp_getenv_t)(const char *name);

@@ -91,6 +91,8 @@ struct wp_slot {
                                     * sampling grid at its current period
                                     * (sampler/timers.c, wp_arm_in_sig) */
     volatile sig_atomic_t in_handler;
+    volatile sig_atomic_t ctr_busy; /* a wrapper reads the counters (WAITPROF_COUNTERS_SPLIT,
+                                    * sampler/ctr_split.h): the handler leaves them be */
     struct wp_store *store;        /* preallocated; survives the thread */
 };
 

@@ -30,6 +30,7 @@
 #include "fallback/stats.h"
 #include "match/match.h"
 #include "mpit/source.h"
+#include "sampler/ctr_split.h"
 #include "sampler/sampler.h"
 #include "state/clock.h"
 #include "state/functions.h"
@@ -100,6 +101,11 @@ static inline __attribute__((always_inline)) wp_thread_t *wp_enter(int fn, int t
         t->depth++;
         return NULL;
     }
+    /* WAITPROF_COUNTERS_SPLIT: the counts so far were made outside MPI
+     * (sampler/ctr_split.h); read before the clock, so the call's measured
+     * duration leaves the read out.  One predicted branch otherwise. */
+    if (__builtin_expect(wp_ctr_split, 0))
+        wp_ctr_split_read(0);
     /* The wrapper's frame, for the sampler: a sample inside the call is
      * unwound from here, not through the MPI library's frames, which the
      * wrapper's frame stands for anyway (sampler/unwind.h).  Two stores and
@@ -123,6 +129,9 @@ static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
         wp_self.depth--;
         return;
     }
+    /* The counts since the entry's read were made inside the call. */
+    if (__builtin_expect(wp_ctr_split, 0))
+        wp_ctr_split_read(1);
     t->state = WAITPROF_STATE_NOT_IN_MPI;
     atomic_signal_fence(memory_order_release);
     /* Samples of a call that was not recorded (an error, or not a waiting

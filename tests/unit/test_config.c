@@ -642,6 +642,40 @@ START_TEST(test_counters)
     wp_config_load(&c, fake_getenv, capture);
     ck_assert_int_eq(c.ncounters, 0);
     ck_assert_int_eq(nlines, 1);
+
+    /* WAITPROF_COUNTERS_SPLIT: kept with counters and full wrappers; one
+     * line and off without counters, with lean wrappers, or a bad value. */
+    reset();
+    env_set("WAITPROF_COUNTERS", "task-clock");
+    env_set("WAITPROF_COUNTERS_SPLIT", "1");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(nlines, 0);
+    ck_assert_int_eq(c.counters_split, 1);
+
+    reset();
+    env_set("WAITPROF_COUNTERS_SPLIT", "1");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.counters_split, 0);
+    ck_assert_int_eq(nlines, 1);
+    ck_assert(names_var(lines[0], "WAITPROF_COUNTERS_SPLIT"));
+    ck_assert_ptr_nonnull(strstr(lines[0], "without WAITPROF_COUNTERS"));
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "task-clock");
+    env_set("WAITPROF_COUNTERS_SPLIT", "1");
+    env_set("WAITPROF_LEAN", "1");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.counters_split, 0);
+    ck_assert_int_eq(nlines, 1);
+    ck_assert_ptr_nonnull(strstr(lines[0], "WAITPROF_LEAN=1"));
+
+    reset();
+    env_set("WAITPROF_COUNTERS", "task-clock");
+    env_set("WAITPROF_COUNTERS_SPLIT", "yes");
+    wp_config_load(&c, fake_getenv, capture);
+    ck_assert_int_eq(c.counters_split, 0);
+    ck_assert_int_eq(nlines, 1);
+    ck_assert(names_var(lines[0], "WAITPROF_COUNTERS_SPLIT"));
 }
 END_TEST
 
