@@ -202,8 +202,11 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  *   a few globals (state/clock.h).
  * - wp_ctr_read_sig: one read() of the thread's perf_event group, which
  *   POSIX lists as async-signal-safe and which never blocks on such a
- *   descriptor; the previous counts are static memory only this thread's
- *   handler writes (sampler/counters.h).
+ *   descriptor, and with PAPI events one PAPI_read() of the thread's own
+ *   started EventSet, which is a table lookup and read() on the perf_event
+ *   descriptors PAPI opened for this thread, no allocation and no lock
+ *   (sampler/ctr_papi.c says why); the previous counts are static memory
+ *   only this thread's reads write (sampler/counters.h).
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
  *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.
