@@ -133,6 +133,27 @@ static int wp_papi_count_events(void)
     return n;
 }
 
+/* PAPI keeps its EventSets in one table that PAPI_read indexes without a
+ * lock, and that PAPI_create_eventset doubles with realloc when it is
+ * full (PAPI_INIT_SLOTS, 64, at first; it never shrinks).  A handler
+ * reading it while another thread's registration grows it could read
+ * freed memory.  So it is grown here, before any set is published, to
+ * hold a set for every thread waitprof can sample and the trial set:
+ * that many sets are created, then destroyed (about a millisecond). */
+static void wp_papi_grow_table(void)
+{
+    static int sets[WP_MAX_THREADS + 2];
+    int n = 0;
+    while (n < WP_MAX_THREADS + 2) {
+        sets[n] = PAPI_NULL;
+        if (wp_papi.create_eventset(&sets[n]) != PAPI_OK)
+            break;
+        n++;
+    }
+    while (n > 0)
+        wp_papi.destroy_eventset(&sets[--n]);
+}
+
 int wp_papi_start(char *why, size_t cap)
 {
     if (wp_papi_state == 0) {
@@ -157,6 +178,7 @@ int wp_papi_start(char *why, size_t cap)
                 snprintf(wp_papi_ver, sizeof wp_papi_ver, "%d.%d.%d", PAPI_VERSION_MAJOR(full),
                          PAPI_VERSION_MINOR(full), PAPI_VERSION_REVISION(full));
                 wp_papi_avail = wp_papi_count_events();
+                wp_papi_grow_table();
                 for (int i = 0; i < WP_MAX_THREADS; i++)
                     wp_papi_live[i] = wp_papi_owned[i] = PAPI_NULL;
                 wp_papi_ready = 1;
@@ -288,7 +310,8 @@ void wp_papi_close_all(void)
 
 /* PAPI_read is not documented async-signal-safe, but what it does on a
  * started EventSet of the calling thread, without multiplexing or
- * overflow, is: find the set in PAPI's table (an index, no lock), read
+ * overflow, is: find the set in PAPI's table (an index, no lock; the
+ * table never moves once sets are published, wp_papi_grow_table), read
  * the counts with read() on the perf_event descriptors PAPI's perf_event
  * component opened for this thread (or rdpmc), and copy them, derived
  * presets combined, into values[].  No allocation, no lock, nothing
