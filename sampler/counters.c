@@ -117,9 +117,16 @@ static void wp_ctr_perf_why(char *out, size_t cap, int ev, int err)
 static void wp_ctr_setup_papi(const char *name, void (*report)(const char *line))
 {
     char why[320], line[768];
-    if (wp_papi_start(why, sizeof why) == 0 && wp_papi_add(name, why, sizeof why) == 0) {
-        wp_ctr_keep(name, WP_CTR_BE_PAPI, wp_papi_count() - 1);
-        return;
+    if (wp_papi_start(why, sizeof why) == 0) {
+        if (wp_papi_add(name, why, sizeof why) == 0) {
+            wp_ctr_keep(name, WP_CTR_BE_PAPI, wp_papi_count() - 1);
+            return;
+        }
+    } else {
+        /* The reason is PAPI's as a whole; the line names the event. */
+        char whole[320];
+        snprintf(whole, sizeof whole, "%s", why);
+        snprintf(why, sizeof why, "%.63s is a PAPI name, and %s", name, whole);
     }
     const char *twin = wp_ctr_perf_equivalent(name);
     if (twin == NULL) {

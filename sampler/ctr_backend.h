@@ -71,8 +71,9 @@ int wp_perf_read_sig(int index, uint64_t *val);
 
 /* Load and start PAPI once (dlopen, PAPI_library_init, PAPI_thread_init);
  * 0 when it can be asked for events, else -1 and why[] says why in words
- * that fit "...; counted X with Linux perf_event instead" (built without
- * PAPI, libpapi not found, PAPI failed to start). */
+ * that fit "NAME is a PAPI name, and <why>; counted X with Linux
+ * perf_event instead" (built without PAPI, libpapi not found, PAPI failed
+ * to start). */
 int wp_papi_start(char *why, size_t cap);
 /* "7.0.0", once started. */
 const char *wp_papi_version(void);

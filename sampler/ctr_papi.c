@@ -353,7 +353,7 @@ void wp_papi_reset(void)
 
 int wp_papi_add(const char *name, char *why, size_t cap)
 {
-    snprintf(why, cap, "this waitprof was built without PAPI, so it cannot count %s", name);
+    snprintf(why, cap, "%s is a PAPI name, and this waitprof was built without PAPI (configure --with-papi)", name);
     return -1;
 }
 

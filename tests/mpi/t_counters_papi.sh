@@ -47,7 +47,7 @@ else
     if [ "$(probe papi_built)" = 1 ]; then
         why="PAPI [0-9.]* offers no event perf::TASK-CLOCK here ($(probe papi_events) events available"
     else
-        why="this waitprof was built without PAPI"
+        why="perf::TASK-CLOCK is a PAPI name, and this waitprof was built without PAPI"
     fi
     grep -q "^waitprof: WAITPROF_COUNTERS: $why.*; counted task-clock with Linux perf_event instead\$" \
         "$WP_TMP/stderr" || wp_fail "the perf::TASK-CLOCK line does not say '$why ...; counted task-clock with Linux perf_event instead'"
