@@ -91,14 +91,18 @@ static const char *const wp_papi_libs[] = {
 static int wp_papi_load(void)
 {
     void *h = NULL;
-    const char *err = "";
+    char err[200] = "";
     for (size_t i = 0; i < sizeof wp_papi_libs / sizeof wp_papi_libs[0] && h == NULL; i++) {
         h = dlopen(wp_papi_libs[i], RTLD_NOW | RTLD_LOCAL);
-        if (h == NULL && i == 0)
-            err = dlerror();
+        /* The first name's error says the most (the others are the
+         * same library by other names); it names the file or not. */
+        const char *e = h == NULL && i == 0 ? dlerror() : NULL;
+        if (e != NULL)
+            snprintf(err, sizeof err, "%s%s%.150s", strstr(e, wp_papi_libs[i]) ? "" : wp_papi_libs[i],
+                     strstr(e, wp_papi_libs[i]) ? "" : ": ", e);
     }
     if (h == NULL) {
-        snprintf(wp_papi_why, sizeof wp_papi_why, "PAPI cannot be loaded (%.160s)", err);
+        snprintf(wp_papi_why, sizeof wp_papi_why, "PAPI cannot be loaded (%s)", err);
         return -1;
     }
 #define WP_SYM(f)                                                                                        \

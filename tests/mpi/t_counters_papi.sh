@@ -16,7 +16,11 @@
 #   instructions with one line where there is a PMU, else exactly one line
 #   saying it is not counted, and no file for it;
 # - no other WAITPROF_COUNTERS line, and the program's status 3 is the
-#   launcher's.
+#   launcher's;
+# - where PAPI is built but libpapi cannot be loaded (the file hidden by
+#   an empty one in a private mount namespace, as root), perf::TASK-CLOCK
+#   is counted by task-clock with exactly one line saying PAPI cannot be
+#   loaded.
 . "$(dirname "$0")/../lib.sh"
 [ -r /proc/sys/kernel/perf_event_paranoid ] || wp_skip "no perf_event on this system"
 "$WP_BUILDDIR/tests/mpi/ctr_probe" >"$WP_TMP/probe" || wp_fail "ctr_probe failed"
@@ -100,3 +104,33 @@ else
     wp_note "PAPI_TOT_INS: no PAPI event and no PMU, one line and not counted"
 fi
 [ "$nlines" = "$want_lines" ] || wp_fail "$nlines WAITPROF_COUNTERS lines, expected $want_lines"
+
+# libpapi present at build time but not loadable at run time.
+if [ "$(probe papi_built)" != 1 ]; then
+    wp_note "this build has no PAPI: the unloadable-libpapi case is not checked"
+    exit 0
+fi
+lib=$(ldd "$WP_BUILDDIR/tests/mpi/ctr_probe" | awk '/libpapi/ { print $3 }')
+lib=$(readlink -f "$lib")
+[ -f "$lib" ] || wp_fail "ctr_probe links no libpapi"
+if ! unshare -m true 2>/dev/null; then
+    wp_note "no private mount namespace here (unshare -m): the unloadable-libpapi case is not checked"
+    exit 0
+fi
+out4=$WP_TMP/out4
+WAITPROF_HZ=200 WAITPROF_COUNTERS=perf::TASK-CLOCK WP_LIBPAPI=$lib WP_SRC=$WP_SRCDIR unshare -m sh -c '
+    mount --bind /dev/null "$WP_LIBPAPI" || exit 99
+    . "$WP_SRC/tests/lib.sh" >/dev/null 2>&1
+    wp_profile 2 "$1" "$WP_BUILDDIR/tests/mpi/counters" 0.3' sh "$out4" >"$WP_TMP/stdout4" 2>"$WP_TMP/stderr4" ||
+    { cat "$WP_TMP/stderr4" >&2; wp_fail "counters with libpapi hidden exited with $?"; }
+n=$(grep -c 'perf::TASK-CLOCK' "$WP_TMP/stderr4")
+[ "$n" = 1 ] || { cat "$WP_TMP/stderr4" >&2; wp_fail "$n lines speak of perf::TASK-CLOCK with libpapi hidden, expected one"; }
+grep -q '^waitprof: WAITPROF_COUNTERS: perf::TASK-CLOCK is a PAPI name, and PAPI cannot be loaded (.*); counted task-clock with Linux perf_event instead$' \
+    "$WP_TMP/stderr4" || { cat "$WP_TMP/stderr4" >&2; wp_fail "the line does not say PAPI cannot be loaded"; }
+[ "$(wp_meta "$out4/rank.1.meta" counter.0)" = "perf::TASK-CLOCK ns perf_event" ] ||
+    wp_fail "with libpapi hidden rank.1.meta counter.0=$(wp_meta "$out4/rank.1.meta" counter.0)"
+truth=$(wp_truth "$WP_TMP/stdout4" 1 cpu_ns)
+got=$(wp_folded sum "$out4/all.perf::TASK-CLOCK.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
+wp_check_between "perf::TASK-CLOCK (ns) under counted_work with libpapi hidden, measured $truth ns" "$got" \
+    "$(wp_calc "$truth * 0.95")" "$(wp_calc "$truth * 1.05")"
+wp_note "libpapi hidden: $(grep 'perf::TASK-CLOCK' "$WP_TMP/stderr4")"
