@@ -12,7 +12,11 @@
  * filled and started by the thread itself outside any signal handler; no
  * multiplexing (it would need PAPI's own timer signal); in the handler
  * only PAPI_read, on the thread's own EventSet; the set stopped, emptied
- * and destroyed, and the thread unregistered, by the thread itself. */
+ * and destroyed, and the thread unregistered, by the thread itself.
+ * One EventSet per thread, so the PAPI events kept must belong to one PAPI
+ * component (the first one kept decides): an event of another component
+ * is refused at setup like any event PAPI cannot add, and falls back or
+ * is left out with its line. */
 #include "config.h"
 
 #include <errno.h>
