@@ -171,13 +171,29 @@ int wp_ctr_setup(const char (*names)[WP_CTR_NAME_MAX], int n, void (*report)(con
             report(line);
             continue;
         }
-        int dup = 0;
-        for (int k = 0; k < wp_ctr_n; k++)
+        int dup = 0, clash = -1;
+        char file[WP_CTR_NAME_MAX], kfile[WP_CTR_NAME_MAX];
+        wp_ctr_file_name(name, file, sizeof file);
+        for (int k = 0; k < wp_ctr_n; k++) {
             dup |= strcmp(wp_ctr_kept[k].name, name) == 0 ||
                    (be == WP_CTR_BE_PERF && wp_ctr_kept[k].be == WP_CTR_BE_PERF &&
                     wp_perf_lookup(wp_ctr_kept[k].name, 0) == wp_perf_lookup(name, 0));
+            wp_ctr_file_name(wp_ctr_kept[k].name, kfile, sizeof kfile);
+            if (strcmp(file, kfile) == 0)
+                clash = k;
+        }
         if (dup) {
             snprintf(line, sizeof line, "waitprof: WAITPROF_COUNTERS: \"%.63s\" is given twice; counted once", name);
+            report(line);
+            continue;
+        }
+        /* Two names that differ only in '.' or '/' against '_' would
+         * write the same file: the first keeps it. */
+        if (clash >= 0) {
+            snprintf(line, sizeof line,
+                     "waitprof: WAITPROF_COUNTERS: \"%.63s\" would be written to the file of \"%.63s\" "
+                     "(rank.R.%.63s.folded); it is left out",
+                     name, wp_ctr_kept[clash].name, file);
             report(line);
             continue;
         }

@@ -211,6 +211,24 @@ START_TEST(papi_name_counts_somewhere)
 }
 END_TEST
 
+/* Two names of one file (rank.R.<file>.folded): the first is kept, the
+ * second left out with one line naming both. */
+START_TEST(one_file_per_counter)
+{
+    if (!perf_can(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK))
+        return;
+    const char names[2][WP_CTR_NAME_MAX] = {"perf::PERF_COUNT_SW_TASK_CLOCK", "perf::PERF_COUNT_SW.TASK_CLOCK"};
+    nsaid = 0;
+    ck_assert_int_eq(wp_ctr_setup(names, 2, collect), 1);
+    ck_assert_str_eq(wp_ctr_name(0), "perf::PERF_COUNT_SW_TASK_CLOCK");
+    /* The first's fallback line where PAPI lacks it, then the clash's. */
+    ck_assert_int_ge(nsaid, 1);
+    ck_assert_msg(strstr(said[nsaid - 1], "\"perf::PERF_COUNT_SW.TASK_CLOCK\" would be written to the file of "
+                                          "\"perf::PERF_COUNT_SW_TASK_CLOCK\"") != NULL,
+                  "%s", said[nsaid - 1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("counters");
@@ -221,6 +239,7 @@ int main(void)
     tcase_add_test(tc, units_and_files);
     tcase_add_test(tc, nobody_offers);
     tcase_add_test(tc, papi_name_counts_somewhere);
+    tcase_add_test(tc, one_file_per_counter);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
