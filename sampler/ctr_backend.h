@@ -43,7 +43,7 @@ const char *wp_ctr_perf_equivalent(const char *name);
  * cpu-clock and their perf:: names), "events" for the rest. */
 const char *wp_ctr_unit_of(const char *name);
 /* (wp_ctr_file_name: sampler/counters.h.) */
-/* "perf_event" or "papi", as rank.R.meta's counter.N lines say. */
+/* "perf_event" or "papi", as rank.R.meta's counters= entries say. */
 const char *wp_ctr_backend_name(enum wp_ctr_be be);
 
 /* --- Linux perf_event (ctr_perf.c) ------------------------------------------ */

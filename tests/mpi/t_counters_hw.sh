@@ -30,21 +30,20 @@ grep -q '^truth rank=1 unsupported=1' "$WP_TMP/stdout" && wp_skip "no known-coun
 truth=$(wp_truth "$WP_TMP/stdout" 1 instructions)
 [ -n "$truth" ] || wp_fail "no truth line from rank 1"
 
-i=0 want_lines=0
+want_lines=0
 for ev in cycles instructions PAPI_TOT_CYC PAPI_TOT_INS; do
     case $ev in
     PAPI_*) if [ "$(probe "papi_$ev")" = 1 ]; then be=papi; else be=perf_event; fi ;;
     *) be=perf_event ;;
     esac
-    m=$(wp_meta "$out/rank.1.meta" "counter.$i")
-    [ "$m" = "$ev events $be" ] || wp_fail "rank.1.meta counter.$i=$m, expected '$ev events $be'"
+    m=$(wp_meta_counter "$out/rank.1.meta" "$ev")
+    [ "$m" = "events $be" ] || wp_fail "rank.1.meta gives $ev '$m', expected 'events $be'"
     [ -s "$out/all.$ev.folded" ] || wp_fail "all.$ev.folded missing or empty"
     if [ "$be" = perf_event ] && [ "${ev#PAPI_}" != "$ev" ]; then
         n=$(grep -c "$ev" "$WP_TMP/stderr")
         [ "$n" = 1 ] || wp_fail "$n lines speak of $ev, expected one (PAPI lacks it, perf counts it)"
         want_lines=$((want_lines + 1))
     fi
-    i=$((i + 1))
 done
 n=$(grep -c '^waitprof: WAITPROF_COUNTERS' "$WP_TMP/stderr")
 [ "$n" = "$want_lines" ] || wp_fail "$n WAITPROF_COUNTERS lines, expected $want_lines"

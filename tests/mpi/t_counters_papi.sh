@@ -40,10 +40,10 @@ nlines=$(grep -c '^waitprof: WAITPROF_COUNTERS' "$WP_TMP/stderr")
 
 # perf::TASK-CLOCK
 tc_lines=$(grep -c 'perf::TASK-CLOCK' "$WP_TMP/stderr")
-backend=$(wp_meta "$out/rank.1.meta" counter.0)
+backend=$(wp_meta_counter "$out/rank.1.meta" perf::TASK-CLOCK)
 if [ "$papi_tc" = 1 ]; then
     [ "$tc_lines" = 0 ] || wp_fail "PAPI offers perf::TASK-CLOCK, yet $tc_lines line(s) speak of it"
-    [ "$backend" = "perf::TASK-CLOCK ns papi" ] || wp_fail "rank.1.meta counter.0=$backend, expected PAPI to count it"
+    [ "$backend" = "ns papi" ] || wp_fail "rank.1.meta gives perf::TASK-CLOCK '$backend', expected PAPI to count it"
     want_lines=0
 else
     [ "$tc_lines" = 1 ] || wp_fail "$tc_lines lines speak of perf::TASK-CLOCK, expected exactly one"
@@ -56,8 +56,8 @@ else
     fi
     grep -q "^waitprof: WAITPROF_COUNTERS: $why.*; counted task-clock with Linux perf_event instead\$" \
         "$WP_TMP/stderr" || wp_fail "the perf::TASK-CLOCK line does not say '$why ...; counted task-clock with Linux perf_event instead'"
-    [ "$backend" = "perf::TASK-CLOCK ns perf_event" ] ||
-        wp_fail "rank.1.meta counter.0=$backend, expected perf_event to count it"
+    [ "$backend" = "ns perf_event" ] ||
+        wp_fail "rank.1.meta gives perf::TASK-CLOCK '$backend', expected perf_event to count it"
     want_lines=1
 fi
 wp_note "perf::TASK-CLOCK counted by ${backend##* }"
@@ -83,16 +83,16 @@ ins_lines=$(grep -c 'PAPI_TOT_INS' "$WP_TMP/stderr")
 if [ "$papi_ins" = 1 ] || [ "$(probe perf_instructions)" = 1 ]; then
     if [ "$papi_ins" = 1 ]; then
         [ "$ins_lines" = 0 ] || wp_fail "PAPI offers PAPI_TOT_INS, yet $ins_lines line(s) speak of it"
-        want="PAPI_TOT_INS events papi"
+        want="events papi"
     else
         [ "$ins_lines" = 1 ] || wp_fail "$ins_lines lines speak of PAPI_TOT_INS, expected one (counted by perf)"
         grep -q 'PAPI_TOT_INS.*; counted instructions with Linux perf_event instead$' "$WP_TMP/stderr" ||
             wp_fail "the PAPI_TOT_INS line does not say instructions counted it"
-        want="PAPI_TOT_INS events perf_event"
+        want="events perf_event"
         want_lines=$((want_lines + 1))
     fi
-    [ "$(wp_meta "$out/rank.1.meta" counter.1)" = "$want" ] ||
-        wp_fail "rank.1.meta counter.1=$(wp_meta "$out/rank.1.meta" counter.1), expected $want"
+    [ "$(wp_meta_counter "$out/rank.1.meta" PAPI_TOT_INS)" = "$want" ] ||
+        wp_fail "rank.1.meta gives PAPI_TOT_INS '$(wp_meta_counter "$out/rank.1.meta" PAPI_TOT_INS)', expected $want"
     ins=$(wp_folded sum "$out/rank.1.PAPI_TOT_INS.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
     wp_check_between "PAPI_TOT_INS under counted_work (${want##* })" "$ins" 1000000 1e15
 else
@@ -100,7 +100,8 @@ else
     grep -q '^waitprof: WAITPROF_COUNTERS: .*PAPI_TOT_INS.*; PAPI_TOT_INS is not counted, the run goes on$' \
         "$WP_TMP/stderr" || wp_fail "the PAPI_TOT_INS line does not say it is not counted"
     ls "$out" | grep -q 'PAPI_TOT_INS' && wp_fail "a file for the uncounted PAPI_TOT_INS"
-    [ -z "$(wp_meta "$out/rank.1.meta" counter.1)" ] || wp_fail "rank.1.meta lists a second counter"
+    [ "$(wp_meta "$out/rank.1.meta" counters)" = "perf::TASK-CLOCK:ns:${backend##* }" ] ||
+        wp_fail "rank.1.meta counters=$(wp_meta "$out/rank.1.meta" counters), expected perf::TASK-CLOCK alone"
     want_lines=$((want_lines + 1))
     wp_note "PAPI_TOT_INS: no PAPI event and no PMU, one line and not counted"
 fi
@@ -128,8 +129,8 @@ n=$(grep -c 'perf::TASK-CLOCK' "$WP_TMP/stderr4")
 [ "$n" = 1 ] || { cat "$WP_TMP/stderr4" >&2; wp_fail "$n lines speak of perf::TASK-CLOCK with libpapi hidden, expected one"; }
 grep -q '^waitprof: WAITPROF_COUNTERS: perf::TASK-CLOCK is a PAPI name, and PAPI cannot be loaded (.*); counted task-clock with Linux perf_event instead$' \
     "$WP_TMP/stderr4" || { cat "$WP_TMP/stderr4" >&2; wp_fail "the line does not say PAPI cannot be loaded"; }
-[ "$(wp_meta "$out4/rank.1.meta" counter.0)" = "perf::TASK-CLOCK ns perf_event" ] ||
-    wp_fail "with libpapi hidden rank.1.meta counter.0=$(wp_meta "$out4/rank.1.meta" counter.0)"
+[ "$(wp_meta "$out4/rank.1.meta" counters)" = "perf::TASK-CLOCK:ns:perf_event" ] ||
+    wp_fail "with libpapi hidden rank.1.meta counters=$(wp_meta "$out4/rank.1.meta" counters)"
 truth=$(wp_truth "$WP_TMP/stdout4" 1 cpu_ns)
 got=$(wp_folded sum "$out4/all.perf::TASK-CLOCK.folded" --state Not-in-MPI --path ';counted_work(;.*)?$')
 wp_check_between "perf::TASK-CLOCK (ns) under counted_work with libpapi hidden, measured $truth ns" "$got" \
