@@ -345,8 +345,12 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_total), t.handler_ns);
     wp_kv(&o, wp_meta_key(WP_MK_handler_ns_median), t.handler_median_ns);
     /* The counters of rank.R.<event>.folded, each with the unit of its
-     * weights: "counters=task-clock:ns,context-switches:events".  Names
-     * and units are static strings of sampler/counters.c. */
+     * weights and the backend that counted it (perf_event or papi,
+     * sampler/counters.h): "counters=task-clock:ns:perf_event,
+     * PAPI_TOT_CYC:events:papi".  The name is the one the user gave (its
+     * file: '.' and '/' made '_'); it may hold ':' itself
+     * (perf::TASK-CLOCK), so readers split from the end.  Names, units and
+     * backends are strings sampler/counters.c set up. */
     if (wp_ctr_count() > 0) {
         wp_puts(&o, wp_meta_key(WP_MK_counters));
         for (int c = 0; c < wp_ctr_count(); c++) {
@@ -354,6 +358,8 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
             wp_puts(&o, wp_ctr_name(c));
             wp_puts(&o, ":");
             wp_puts(&o, wp_ctr_unit(c));
+            wp_puts(&o, ":");
+            wp_puts(&o, wp_ctr_backend(c));
         }
         wp_puts(&o, "\n");
     }
@@ -708,12 +714,14 @@ int wp_partial_write_folded_sig(const char *dir, int rank)
     wp_partial_write_modules_sig(dir, rank);
     int rc = wp_partial_write_weights_sig(dir, rank, wp_file_suffix(WP_FILE_FOLDED), -1);
     /* Then one file per counter, "<event>.folded" put together by hand
-     * (snprintf is not on POSIX's list); the names are static strings of
-     * sampler/counters.c, at most WP_CTR_NAME_MAX bytes. */
+     * (snprintf is not on POSIX's list), the event in its file form
+     * (wp_ctr_file_name: a plain loop over a string sampler/counters.c
+     * holds), at most WP_CTR_NAME_MAX bytes. */
     for (int c = 0; c < wp_ctr_count(); c++) {
-        char suffix[WP_CTR_NAME_MAX + 16];
+        char suffix[WP_CTR_NAME_MAX + 16], file[WP_CTR_NAME_MAX];
         size_t k = 0;
-        for (const char *q = wp_ctr_name(c); *q && k < WP_CTR_NAME_MAX; q++)
+        wp_ctr_file_name(wp_ctr_name(c), file, sizeof file);
+        for (const char *q = file; *q && k < WP_CTR_NAME_MAX; q++)
             suffix[k++] = *q;
         suffix[k++] = '.';
         for (const char *q = wp_file_suffix(WP_FILE_FOLDED); *q && k < sizeof suffix - 1; q++)

@@ -300,7 +300,9 @@ int wp_profile_write_counters(const char *dir, int rank)
     for (int c = 0; c < nc; c++) {
         wp_folded_finish(&per[c]);
         char path[4400];
-        snprintf(path, sizeof path, "%s/rank.%d.%s.%s", dir, rank, wp_ctr_name(c), wp_file_suffix(WP_FILE_FOLDED));
+        char file[WP_CTR_NAME_MAX];
+        wp_ctr_file_name(wp_ctr_name(c), file, sizeof file);
+        snprintf(path, sizeof path, "%s/rank.%d.%s.%s", dir, rank, file, wp_file_suffix(WP_FILE_FOLDED));
         if (built != 0 || wp_profile_write_file(path, &per[c]) != 0) {
             wp_log_always("waitprof: rank %d: cannot write %s (%s)", rank, path,
                           built != 0 ? "out of memory" : strerror(errno));

@@ -65,24 +65,44 @@ static int wp_rep_name_cmp(const void *a, const void *b)
     return strcmp(a, b);
 }
 
+/* Is [p, end) the word w? */
+static int wp_rep_is_word(const char *p, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    return (size_t)(end - p) == n && strncmp(p, w, n) == 0;
+}
+
 /* The unit of an event into unit (capacity cap): as the meta files give it
- * (counters=name:unit,...); for files without it (older runs), by the
- * name: the perf clocks count nanoseconds (sampler/counters.c), every other
- * event occurrences. */
+ * (counters=name:unit:backend,..., or name:unit from before the backend
+ * was written), the name compared in its file form (sampler/counters.h:
+ * '.' and '/' made '_', as ev, the name of a file, has it); for files
+ * without it (older runs), by the name: the perf clocks count nanoseconds
+ * (sampler/counters.c), every other event occurrences. */
 static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit, size_t cap)
 {
     size_t el = strlen(ev);
     for (const char *p = R->counters; *p;) {
         size_t n = strcspn(p, ",");
-        const char *colon = memchr(p, ':', n);
-        /* The name itself may hold ':' (perf::TASK-CLOCK): the unit is
-         * after the last one. */
-        const char *last = colon;
-        while (last && memchr(last + 1, ':', (size_t)(p + n - last - 1)))
-            last = memchr(last + 1, ':', (size_t)(p + n - last - 1));
-        if (last && (size_t)(last - p) == el && strncmp(p, ev, el) == 0 && n - el - 1 > 0 && n - el - 1 < cap) {
-            memcpy(unit, last + 1, n - el - 1);
-            unit[n - el - 1] = '\0';
+        /* The name itself may hold ':' (perf::TASK-CLOCK): split from the
+         * end, the backend first when it is there. */
+        const char *end = p + n, *last = NULL;
+        for (const char *q = p; q < end; q++)
+            if (*q == ':')
+                last = q;
+        if (last && (wp_rep_is_word(last + 1, end, "perf_event") || wp_rep_is_word(last + 1, end, "papi"))) {
+            end = last;
+            last = NULL;
+            for (const char *q = p; q < end; q++)
+                if (*q == ':')
+                    last = q;
+        }
+        int same = last != NULL && (size_t)(last - p) == el;
+        for (size_t k = 0; same && k < el; k++)
+            same = (p[k] == '.' || p[k] == '/' ? '_' : p[k]) == ev[k];
+        size_t ul = last ? (size_t)(end - last - 1) : 0;
+        if (same && ul > 0 && ul < cap) {
+            memcpy(unit, last + 1, ul);
+            unit[ul] = '\0';
             return;
         }
         p += n + (p[n] == ',');
@@ -99,7 +119,11 @@ static int wp_rep_split_of(const char *v, const char *ev, uint64_t out[2])
         size_t n = strcspn(p, ",");
         unsigned long long a, b;
         int used = 0;
-        if (n > el + 1 && strncmp(p, ev, el) == 0 && p[el] == ':' &&
+        /* ev is the name as the files give it ('.' and '/' made '_'). */
+        int same = n > el + 1;
+        for (size_t k = 0; same && k < el; k++)
+            same = (p[k] == '.' || p[k] == '/' ? '_' : p[k]) == ev[k];
+        if (same && p[el] == ':' &&
             sscanf(p + el + 1, "%llu:%llu%n", &a, &b, &used) == 2 && (size_t)used == n - el - 1) {
             out[0] = a;
             out[1] = b;

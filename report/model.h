@@ -217,7 +217,7 @@ struct run {
     size_t nsites, nisites;
     int size;              /* from meta */
     char source[64], mpi[256], clock[16];
-    char counters[640]; /* the first meta's counters= ("task-clock:ns,..."): each counter's unit */
+    char counters[1024]; /* the first meta's counters= ("task-clock:ns:perf_event,..."): each counter's unit */
     uint64_t hz;
     int mixed_source, have_matrix, nmeta_partial;
     int lean; /* a rank's meta says wrappers=lean: no call was timed */

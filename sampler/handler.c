@@ -201,11 +201,15 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  * - wp_store_add_sig / wp_store_handler_time_sig / wp_hold_sig /
  *   wp_tl_add_sig: own code on preallocated memory; wp_ticks_to_ns reads
  *   a few globals (state/clock.h).
- * - wp_ctr_read_sig: one read() of the thread's perf_event group, which
- *   POSIX lists as async-signal-safe and which never blocks on such a
- *   descriptor; the previous counts are static memory only this thread
- *   writes (sampler/counters.h), and not while its wrapper reads
- *   (ctr_busy).  wp_ctr_split_add_sig: additions on the thread's own store.
+ * - wp_ctr_read_abs_sig, wp_ctr_delta_sig: one read() of the thread's
+ *   perf_event group, which POSIX lists as async-signal-safe and which never
+ *   blocks on such a descriptor, and with PAPI events one PAPI_read() of the
+ *   thread's own started EventSet, which is a table lookup and read() on the
+ *   perf_event descriptors PAPI opened for this thread, no allocation and no
+ *   lock (sampler/ctr_papi.c says why); the previous counts are static
+ *   memory only this thread writes (sampler/counters.h), and not while its
+ *   wrapper reads (ctr_busy).  wp_ctr_split_abs_sig: arithmetic on the
+ *   thread's own memory.
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
  *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
  *   array.

@@ -39,6 +39,14 @@ wp_profile() {
 # wp_meta FILE KEY — a value from a rank.R.meta file.
 wp_meta() { sed -n "s/^$2=//p" "$1" | head -n 1; }
 
+# wp_meta_counter FILE EVENT — "UNIT BACKEND" of EVENT in a rank.R.meta
+# file's counters= line (entries NAME:UNIT:BACKEND, the name possibly
+# holding ':' itself); nothing when the line does not list EVENT.
+wp_meta_counter() {
+    wp_meta "$1" counters | tr ',' '\n' |
+        awk -v n="$2" 'substr($0, 1, length(n) + 1) == n ":" { r = substr($0, length(n) + 2); sub(/:/, " ", r); print r }'
+}
+
 # wp_folded ARGS... — tests/folded.py (checks the format, answers queries).
 wp_folded() { "$PYTHON" "$WP_SRCDIR/tests/folded.py" "$@"; }
 

@@ -5,7 +5,9 @@
  * waits for its message in MPI_Recv.  With a second argument T > 0, rank
  * 1 runs counted_work on T threads instead, each for SEC seconds of its
  * own CPU time (one truth line per thread), while its main thread waits
- * for them in pthread_join. */
+ * for them in pthread_join.  A third argument is the exit status every
+ * rank returns after MPI_Finalize (t_counters_papi.sh: the profiler keeps
+ * it). */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,6 +51,7 @@ int main(int argc, char **argv)
 {
     double sec = argc > 1 ? atof(argv[1]) : 0.6;
     int nt = argc > 2 ? atoi(argv[2]) : 0;
+    int status = argc > 3 ? atoi(argv[3]) : 0;
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -75,5 +78,5 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     MPI_Finalize();
-    return 0;
+    return status;
 }

@@ -30,6 +30,17 @@ tests_mpi_counters_LDADD = -lpthread
 check_PROGRAMS += tests/mpi/counters_split
 tests_mpi_counters_split_SOURCES = tests/mpi/counters_split.c
 tests_mpi_counters_split_CFLAGS = -g -O1
+# What this machine can count, found without waitprof (t_counters_papi.sh,
+# t_counters_hw.sh): perf_event_open, and PAPI through libpapi linked here
+# (the library itself only ever dlopens it) when the build has PAPI.
+check_PROGRAMS += tests/mpi/ctr_probe tests/mpi/ctr_hw
+tests_mpi_ctr_probe_SOURCES = tests/mpi/ctr_probe.c
+if HAVE_PAPI
+tests_mpi_ctr_probe_LDADD = $(PAPI_LDFLAGS) -lpapi
+endif
+# A known instruction count under a known function (t_counters_hw.sh).
+tests_mpi_ctr_hw_SOURCES = tests/mpi/ctr_hw.c
+tests_mpi_ctr_hw_CFLAGS = -g -O1
 tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
 tests_mpi_readapi_LDADD = -ldl -lpthread
 # Test programs are compiled as users compile: -g, optimized, no waitprof flags.
@@ -85,7 +96,8 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
 	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh \
-	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_split.sh
+	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
+	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh
 TESTS += $(WP_MPI_TESTS)
 EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
 	$(WP_MPI_TESTS)

@@ -11,7 +11,7 @@
 # still written.
 # The killed run also counts task-clock (WAITPROF_COUNTERS): each rank
 # leaves rank.R.task-clock.folded with the same raw frames (its meta says
-# counters=task-clock:ns), the report names them as it names rank.R.folded,
+# counters=task-clock:ns:perf_event), the report names them as it names rank.R.folded,
 # keeps the raw text, and merges all.task-clock.folded with most of the
 # CPU time under partial_crunch.
 . "$(dirname "$0")/../lib.sh"
@@ -67,8 +67,8 @@ for r in 0 1; do
     ! grep -q 'partial_crunch' "$f" || wp_fail "rank $r: names before the report"
     cp "$f" "$WP_TMP/raw.$r"
     c=$out/rank.$r.task-clock.folded
-    [ "$(wp_meta "$out/rank.$r.meta" counters)" = task-clock:ns ] ||
-        wp_fail "rank $r: meta counters= is '$(wp_meta "$out/rank.$r.meta" counters)', expected task-clock:ns"
+    [ "$(wp_meta "$out/rank.$r.meta" counters)" = task-clock:ns:perf_event ] ||
+        wp_fail "rank $r: meta counters= is '$(wp_meta "$out/rank.$r.meta" counters)', expected task-clock:ns:perf_event"
     [ -s "$c" ] || wp_fail "rank $r: no rank.$r.task-clock.folded after SIGTERM"
     grep -q 'partial_names+0x' "$c" || wp_fail "rank $r: no raw frame in rank.$r.task-clock.folded: $(head -n 3 "$c")"
     cp "$c" "$WP_TMP/rawc.$r"

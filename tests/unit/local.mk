@@ -111,3 +111,15 @@ tests_unit_test_crossrank_SOURCES = tests/unit/test_crossrank.c report/report.c 
 tests_unit_test_crossrank_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_crossrank_LDADD = $(CHECK_LIBS)
 endif
+
+# --- the counters' name rules: which backend a name goes to, the PAPI names'
+# perf_event twins, units and file names, and a setup and a normal-context
+# read on this machine (tests/unit/test_counters.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_counters
+TESTS += tests/unit/test_counters
+tests_unit_test_counters_SOURCES = tests/unit/test_counters.c sampler/counters.c sampler/counters.h \
+	sampler/ctr_backend.h sampler/ctr_perf.c sampler/ctr_papi.c
+tests_unit_test_counters_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_counters_LDADD = $(CHECK_LIBS) -ldl
+endif
