@@ -170,7 +170,7 @@ run() {
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#*-} WAITPROF_COUNTERS=task-clock,context-switches \
             WAITPROF_COUNTERS_SPLIT=$split WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
             mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
-        want_meta counters task-clock:ns,context-switches:events
+        want_meta counters task-clock:ns:perf_event,context-switches:events:perf_event
         [ $split = 0 ] || [ -n "$(sed -n 's/^counters_split=//p' "$wpdir/rank.0.meta")" ] ||
             { echo "bench/run.sh: $b ($c) ran without the split" >&2; exit 1; } ;;
     lean-*)

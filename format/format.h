@@ -230,7 +230,7 @@ static inline int wp_end_is_complete(const char *status)
     X(unwind_failures, 1) X(truncated, 1) X(libunwind_unwinds, 1) X(slow_unwinds, 1)                \
     X(samples_by_source, 0) X(samples_by_estimate, 0) X(paused_signals, 0)                          \
     X(unselected_signals, 0) X(untracked_requests, 0) X(handler_calls, 1) X(handler_ns_total, 1)    \
-    X(handler_ns_median, 1) X(counters, 0) X(counters_split, 0) X(selected, 0) X(ranks, 0) X(memory, 0) X(memory_pool, 0) X(merged, 0)  \
+    X(handler_ns_median, 1) X(counters, 0) X(counters_split, 0) X(counters_enabled_ns, 0) X(counters_running_ns, 0) X(selected, 0) X(ranks, 0) X(memory, 0) X(memory_pool, 0) X(merged, 0)  \
     X(threads_unsampled, 0) X(rate_halvings, 0) X(hz_final, 0) X(sampled_intervals, 0)              \
     X(sampled_ns, 0) X(pcontrol_toggles_lost, 0) X(match_rate, 0) X(match_matched, 0)                \
     X(match_unmatched, 0) X(match_dropped, 0) X(match_unnumbered, 0) X(match_rounds, 0)             \

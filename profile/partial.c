@@ -363,6 +363,14 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         }
         wp_puts(&o, "\n");
     }
+    /* The perf_event groups' time enabled and time counting: a
+     * difference means the kernel multiplexed them (the report says so). */
+    if (wp_ctr_count() > 0) {
+        uint64_t en, run;
+        wp_ctr_times_sig(&en, &run);
+        wp_kv(&o, wp_meta_key(WP_MK_counters_enabled_ns), en);
+        wp_kv(&o, wp_meta_key(WP_MK_counters_running_ns), run);
+    }
     /* WAITPROF_COUNTERS_SPLIT (sampler/ctr_split.h): each counter's counts
      * outside and inside MPI, summed over the threads' stores:
      * "counters_split=task-clock:OUT:IN,...".  Plain loads of sums the

@@ -124,6 +124,7 @@ struct rinfo {
     uint64_t samples, dropped, duration_ns, hz;
     uint64_t main_stall, main_all; /* at the main waiting call path */
     char *ctr_split; /* meta's counters_split= (WAITPROF_COUNTERS_SPLIT), NULL without */
+    uint64_t ctr_enabled_ns, ctr_running_ns; /* the perf_event groups' times (meta) */
 };
 
 /* The ranks of one MPI function whose call-duration histograms have the same

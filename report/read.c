@@ -159,6 +159,10 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
             ri->clock_offset_ns = strtoll(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_hz)) == 0)
             ri->hz = strtoull(val, NULL, 10), R->hz = R->hz ? R->hz : ri->hz;
+        else if (strcmp(k, wp_meta_key(WP_MK_counters_enabled_ns)) == 0)
+            ri->ctr_enabled_ns = strtoull(val, NULL, 10);
+        else if (strcmp(k, wp_meta_key(WP_MK_counters_running_ns)) == 0)
+            ri->ctr_running_ns = strtoull(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_counters_split)) == 0 && ri->ctr_split == NULL) {
             size_t n = strlen(val) + 1;
             ri->ctr_split = wp_rep_xrealloc(NULL, n);
@@ -190,6 +194,13 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
     }
     if (ri->partial)
         R->nmeta_partial++;
+    /* Multiplexed counters (the kernel shared the PMU among more events
+     * than it has counters) counted only part of the time, unscaled. */
+    if (ri->ctr_enabled_ns > 0 && ri->ctr_running_ns < ri->ctr_enabled_ns - ri->ctr_enabled_ns / 1000)
+        wp_rep_problem(&R->c,
+                       "%s: its perf_event counters counted %.1f %% of the time they were on (the kernel "
+                       "multiplexed them); their counts are not scaled: count fewer hardware events at once",
+                       name, 100.0 * (double)ri->ctr_running_ns / (double)ri->ctr_enabled_ns);
     free(buf);
 }
 

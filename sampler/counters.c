@@ -328,6 +328,11 @@ void wp_ctr_delta_sig(int index, const uint64_t *abs, uint64_t *delta)
     wp_ctr_since_sig(wp_ctr_last[index], abs, delta);
 }
 
+void wp_ctr_times_sig(uint64_t *enabled, uint64_t *running)
+{
+    wp_perf_times_sum(enabled, running);
+}
+
 void wp_ctr_read_sig(int index, uint64_t *delta)
 {
     uint64_t abs[WP_CTR_MAX];

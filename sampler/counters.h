@@ -70,6 +70,11 @@ void wp_ctr_read_sig(int index, uint64_t *delta);
  * which moves to abs.  Async-signal-safe. */
 #define WP_CTR_UNREAD UINT64_MAX /* in abs[]: that counter's backend could not be read */
 int wp_ctr_read_abs_sig(int index, uint64_t *abs);
+/* The perf_event groups' time enabled and time counting, summed over the
+ * threads as of their last reads (ns): running < enabled means the kernel
+ * multiplexed them, and their counts cover only that share of the time
+ * (waitprof does not scale them).  Async-signal-safe. */
+void wp_ctr_times_sig(uint64_t *enabled, uint64_t *running);
 void wp_ctr_delta_sig(int index, const uint64_t *abs, uint64_t *delta);
 void wp_ctr_since_sig(uint64_t *last, const uint64_t *abs, uint64_t *delta);
 

@@ -66,6 +66,9 @@ int wp_perf_thread_open(int index);
 void wp_perf_thread_close(int index);
 void wp_perf_close_all(void);
 int wp_perf_read_sig(int index, uint64_t *val);
+/* The groups' time enabled and time on the PMU, summed over the threads
+ * as of their last reads (ns).  Async-signal-safe. */
+void wp_perf_times_sum(uint64_t *enabled, uint64_t *running);
 
 /* --- PAPI (ctr_papi.c) ---------------------------------------------------------- */
 

@@ -69,6 +69,9 @@ static int wp_perf_ntrial;
 static int wp_perf_fd[WP_MAX_THREADS];
 static int wp_perf_member[WP_MAX_THREADS][WP_CTR_MAX];
 static int wp_perf_fds_ready;
+/* Per thread, the group's time enabled and time on the PMU (ns) as of its
+ * last read; they stay after the group is closed, for the meta files. */
+static uint64_t wp_perf_times[WP_MAX_THREADS][2];
 
 int wp_perf_lookup(const char *name, int native)
 {
@@ -114,7 +117,10 @@ static int wp_perf_open1(int ev, int group, int user_only)
     a.size = sizeof a;
     a.type = wp_perf_events[ev].type;
     a.config = wp_perf_events[ev].config;
-    a.read_format = PERF_FORMAT_GROUP;
+    /* The times the group was enabled and on the PMU: they differ when
+     * the kernel multiplexed it (more hardware events wanted than the PMU
+     * has counters), which the meta files then say (wp_perf_times_sum). */
+    a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
     a.disabled = 0;
     a.exclude_kernel = (uint64_t)user_only;
     a.exclude_hv = (uint64_t)user_only;
@@ -222,12 +228,25 @@ int wp_perf_read_sig(int index, uint64_t *val)
     int fd = __atomic_load_n(&wp_perf_fd[index], __ATOMIC_ACQUIRE);
     if (fd < 0)
         return -1;
-    uint64_t buf[1 + WP_CTR_MAX];
+    /* nr, time enabled, time running, then the values. */
+    uint64_t buf[3 + WP_CTR_MAX];
     ssize_t got = read(fd, buf, sizeof buf);
     if (got < (ssize_t)sizeof(uint64_t) || buf[0] != (uint64_t)wp_perf_n ||
-        got < (ssize_t)((1 + (size_t)wp_perf_n) * sizeof(uint64_t)))
+        got < (ssize_t)((3 + (size_t)wp_perf_n) * sizeof(uint64_t)))
         return -1;
+    wp_perf_times[index][0] = buf[1];
+    wp_perf_times[index][1] = buf[2];
     for (int k = 0; k < wp_perf_n; k++)
-        val[k] = buf[1 + k];
+        val[k] = buf[3 + k];
     return 0;
+}
+
+/* Plain loads of values the threads store; a torn one is only a figure. */
+void wp_perf_times_sum(uint64_t *enabled, uint64_t *running)
+{
+    *enabled = *running = 0;
+    for (int i = 0; i < WP_MAX_THREADS; i++) {
+        *enabled += wp_perf_times[i][0];
+        *running += wp_perf_times[i][1];
+    }
 }

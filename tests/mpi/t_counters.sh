@@ -142,6 +142,26 @@ b=$(wp_folded sum "$out3/all.task-clock.folded" --state MPI-Stall --path '^MPI-S
 grep -Eq "^ *$a +$b .* MPI-Stall;main;MPI_Recv *\$" "$WP_TMP/diff.out" ||
     wp_fail "--diff --weight: no row MPI-Stall;main;MPI_Recv with A=$a and B=$b"
 
+# The groups' time enabled and time counting, in the meta files: software
+# events are never multiplexed, so they are equal.  A run whose counters
+# were multiplexed (here rank 1's meta made to say so) gets one problem
+# line naming the rank and the share of time they counted.
+for r in 0 1; do
+    en=$(wp_meta "$o1/rank.$r.meta" counters_enabled_ns)
+    run=$(wp_meta "$o1/rank.$r.meta" counters_running_ns)
+    [ -n "$en" ] && [ "$en" -gt 0 ] && [ "$run" = "$en" ] ||
+        wp_fail "rank $r: counters_enabled_ns=$en counters_running_ns=$run, expected equal and positive"
+done
+mx=$WP_TMP/mux
+cp -r "$o1" "$mx"
+en=$(wp_meta "$mx/rank.1.meta" counters_enabled_ns)
+sed -i "s/^counters_running_ns=.*/counters_running_ns=$((en / 2))/" "$mx/rank.1.meta"
+"$WP_LAUNCHER" report --quiet "$mx" 2>"$WP_TMP/mux.err"
+[ "$(grep -c 'multiplexed' "$WP_TMP/mux.err")" = 1 ] &&
+    grep -q 'rank.1.meta: its perf_event counters counted 50.0 % of the time' "$WP_TMP/mux.err" ||
+    wp_fail "a multiplexed rank 1: expected one line naming it and 50.0 %: $(cat "$WP_TMP/mux.err")"
+grep -q 'multiplexed' "$mx/report.txt" || wp_fail "report.txt does not list the multiplexed counters"
+
 # An event that cannot be counted here beside one that can: where there is
 # no hardware PMU (found by ctr_probe, without waitprof), cycles is left
 # out with exactly one line and no file, and task-clock is still counted.
