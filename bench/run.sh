@@ -47,7 +47,9 @@
 # 8-byte MPI_Allreduce loops, in-run against PMPI, when named in
 # BENCH_ONLY), poll_cost (MPI_Test, MPI_Testany over 64 requests,
 # MPI_Iprobe, MPI_Irecv + MPI_Isend + MPI_Waitall loops, in-run against
-# PMPI, when named in BENCH_ONLY) and, when named in
+# PMPI, when named in BENCH_ONLY), randomaccess (a RandomAccess-like
+# kernel of small Isend/Irecv/Waitall exchanges, in-run against PMPI, when
+# named in BENCH_ONLY) and, when named in
 # BENCH_ONLY, inrun: the workload with waitprof's cost measured inside each
 # run (bench/workload.c's block mode: blocks with the MPI calls through
 # waitprof and sampling on alternate with blocks that call the PMPI names
@@ -57,7 +59,8 @@
 # Sizes can be changed for a quick check: BENCH_IPROBE_CALLS (1000000),
 # BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000),
 # BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps),
-# BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101), BENCH_POLL_CALLS (200000);
+# BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101), BENCH_POLL_CALLS (200000),
+# BENCH_RA_ITERS (2000) and BENCH_RA_REPEATS (31);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
 # skips the instruction counts and the two machine probes (cold_cache.c,
@@ -90,6 +93,8 @@ SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 COLL_CALLS=${BENCH_COLL_CALLS:-2000}
 POLL_CALLS=${BENCH_POLL_CALLS:-200000}
 COLL_REPEATS=${BENCH_COLL_REPEATS:-101}
+RA_ITERS=${BENCH_RA_ITERS:-2000}
+RA_REPEATS=${BENCH_RA_REPEATS:-31}
 
 OUT="$BUILD/bench-out"
 BIN="$OUT/bin"
@@ -98,7 +103,7 @@ mkdir -p "$BIN" "$RES"
 RAW="$RES/raw.tsv"
 printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
 
-for p in wrapper_cost pingpong workload coll_cost poll_cost; do
+for p in wrapper_cost pingpong workload coll_cost poll_cost randomaccess; do
     $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c" -lm
 done
 case " $CONFIGS " in
@@ -251,6 +256,10 @@ run() {
             allreduce_ratio allreduce_added_ns; do
             record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
         done ;;
+    randomaccess)
+        for k in ns_per_update pmpi_ns_per_update ratio added_ns_per_iter; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done ;;
     poll_cost)
         for l in test testany iprobe isendrecv; do
             for k in ${l}_ns ${l}_pmpi_ns ${l}_added_ns; do
@@ -300,6 +309,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
             coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
             poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 ;;
+            randomaccess) run "$r" $b "$c" 2 "$BIN/randomaccess" "$RA_ITERS" "$RA_REPEATS" ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
             esac
@@ -563,6 +573,20 @@ med() { values "$1" "$2" "$3" | median; }
                 row="$row | $(values coll_cost "$c" ${k}_added_ns | awk '{ printf "%s%+.0f", (NR > 1 ? " " : ""), $1 }')"
             done
             echo "$row |"
+        done ;;
+    esac
+    case " $ONLY " in
+    *" randomaccess "*)
+        echo
+        echo "RandomAccess-like kernel, 2 ranks ($RA_ITERS iterations x $RA_REPEATS repeats; each iteration 64 updates per rank, one MPI_Irecv and one MPI_Isend per peer and an MPI_Waitall); 'in-run' is the median over repeats of MPI_ over PMPI_ (on a duplicate of MPI_COMM_WORLD that waitprof never saw) timed alternately in the same process, and of MPI_ - PMPI_ per iteration; medians over rounds, then each round's added ns:"
+        echo
+        echo "| configuration | ns per update | PMPI ns per update | in-run ratio | added ns per iteration | per round |"
+        echo "|---|---|---|---|---|---|"
+        for c in $CONFIGS; do
+            printf '| %s | %s | %s | %s | %s | %s |\n' "$c" "$(fmt '%.2f' "$(med randomaccess "$c" ns_per_update)")" \
+                "$(fmt '%.2f' "$(med randomaccess "$c" pmpi_ns_per_update)")" "$(fmt '%.4f' "$(med randomaccess "$c" ratio)")" \
+                "$(fmt '%+.1f' "$(med randomaccess "$c" added_ns_per_iter)")" \
+                "$(values randomaccess "$c" added_ns_per_iter | awk '{ printf "%s%+.0f", (NR > 1 ? " " : ""), $1 }')"
         done ;;
     esac
     case " $ONLY " in
