@@ -6,7 +6,8 @@
  *   overflow_wait_s says how long, in wall time);
  * - then, between MPI_Pcontrol(0) and MPI_Pcontrol(1), rank 1 computes
  *   PAUSED seconds of CPU time in paused_work(), which no sample may
- *   see (its own truth line);
+ *   see (its own truth line), and after MPI_Pcontrol(1) as long again in
+ *   resumed_work(), which the samples see again (a truth line too);
  * - with a third argument T > 0, rank 1 does its overflow_work on T
  *   threads instead, each for SEC seconds of its own CPU time (one truth
  *   line per thread, with the thread's kernel id), while its main thread
@@ -42,25 +43,32 @@ static double wall_now(void)
 }
 
 /* noinline and noclone, so that the samples land under the function's own
- * frame and name.  They spin on the thread's CPU clock, so that the CPU
- * time is what was asked for however busy the machine is. */
-#define SPIN(sec)                                   \
+ * frame and name, and each with its own constant K, so that the compiler
+ * does not fold the three into one (GCC did: one address, three names).
+ * They spin on the thread's CPU clock, so that the CPU time is what was
+ * asked for however busy the machine is. */
+#define SPIN(sec, K)                                \
     do {                                            \
         double t0 = cpu_now();                      \
         volatile double x = 0;                      \
         while (cpu_now() - t0 < (sec))              \
             for (int i = 0; i < 2000; i++)          \
-                x = x + i * 1e-9;                   \
+                x = x + i * (K);                    \
     } while (0)
 
 __attribute__((noinline, noclone)) static void overflow_work(double sec)
 {
-    SPIN(sec);
+    SPIN(sec, 1e-9);
 }
 
 __attribute__((noinline, noclone)) static void paused_work(double sec)
 {
-    SPIN(sec);
+    SPIN(sec, 2e-9);
+}
+
+__attribute__((noinline, noclone)) static void resumed_work(double sec)
+{
+    SPIN(sec, 3e-9);
 }
 
 static double work_sec;
@@ -116,7 +124,11 @@ int main(int argc, char **argv)
         paused_work(paused);
         double c1 = cpu_now();
         MPI_Pcontrol(1);
+        double c2 = cpu_now();
+        resumed_work(paused);
+        double c3 = cpu_now();
         printf("truth rank=1 paused_ns=%.0f\n", (c1 - c0) * 1e9);
+        printf("truth rank=1 resumed_ns=%.0f\n", (c3 - c2) * 1e9);
     } else if (rank == 0) {
         double w0 = wall_now();
         MPI_Recv(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
