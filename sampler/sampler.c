@@ -171,9 +171,11 @@ static int wp_thread_begin(void)
         wp_log_always("waitprof: %s failed (%s); thread %d is not sampled",
                       wp_smp_ovf ? "starting the overflow trigger" : "timer_settime", strerror(errno), slot->index);
         wp_self.slot = NULL;
-        if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+        /* As at the thread's end (wp_thread_end). */
+        if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL)) {
             wp_timers_delete(slot);
-        wp_ovf_close(slot);
+            wp_ovf_close(slot);
+        }
         wp_ctr_thread_close(slot->index);
         return -1;
     }
@@ -188,11 +190,15 @@ static void wp_thread_end(void *unused)
     if (slot == NULL)
         return;
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
-    if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+    /* The overflow trigger is closed by whoever wins the exchange: here,
+     * where only this thread's handler reads it and, with wp_self.slot
+     * cleared, returns before touching it; or by the stopper, after no
+     * handler runs.  So the stopper never stops a descriptor this thread
+     * has closed and the kernel has given to something else. */
+    if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL)) {
         wp_timers_delete(slot);
-    /* Only this thread's handler reads its trigger, and since
-     * wp_self.slot is cleared it returns before touching it. */
-    wp_ovf_close(slot);
+        wp_ovf_close(slot);
+    }
     wp_ctr_thread_close(slot->index);
 }
 
@@ -322,9 +328,15 @@ void wp_sampler_stop_sig(void)
     int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
     if (n > WP_MAX_THREADS)
         n = WP_MAX_THREADS;
-    for (int i = 0; i < n; i++)
-        if (__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL))
+    /* Which threads' triggers this call stopped, and so closes below
+     * (wp_thread_end closes the others').  Static: a signal handler may
+     * run this; cleared at each call. */
+    static unsigned char won[WP_MAX_THREADS];
+    for (int i = 0; i < n; i++) {
+        won[i] = (unsigned char)__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL);
+        if (won[i])
             wp_timers_delete(&wp_slots[i]);
+    }
     /* A handler that began before the store above finishes in microseconds;
      * wait for it, but never forever (a thread stopped by a debugger). */
     /* Nor does a wrapper start a read of the counters now
@@ -341,7 +353,8 @@ void wp_sampler_stop_sig(void)
      * needs). */
     wp_ctr_close_all();
     for (int i = 0; i < n && wp_smp_ovf; i++)
-        wp_ovf_close(&wp_slots[i]);
+        if (won[i])
+            wp_ovf_close(&wp_slots[i]);
     /* No sample will need the table of loaded objects again. */
     wp_cfi_retire_sig();
 }
