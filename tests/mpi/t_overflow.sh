@@ -12,7 +12,7 @@
 #   under a quarter with Open MPI, whose waiting rank yields its CPU
 #   (mpi_yield_when_idle, which tests/lib.sh sets), under three quarters
 #   with MPICH, whose waiting rank spins and so gets about half the CPU it
-#   shares with rank 1;
+#   shares with rank 1 (not checked where the ranks cannot share one);
 # - the stretch rank 1 computes between MPI_Pcontrol(0) and (1) (0.2 s of
 #   CPU, 40 periods) has no sample, and its trigger is stopped, not just
 #   ignored: at most one signal came during the pause (paused_signals;
@@ -39,7 +39,6 @@ WAITPROF_TIMER=overflow:task-clock@$period wp_profile 2 "$out" "$prog" 0.6 0.2 >
     { cat "$WP_TMP/stderr" >&2; wp_fail "overflow exited with $?"; }
 cat "$WP_TMP/stdout"
 grep -q 'task-clock cannot trigger samples' "$WP_TMP/stderr" && wp_skip "perf_event_open refuses task-clock here"
-grep -q '^pin rank=1 cpu=[0-9]* ok=1' "$WP_TMP/stdout" || wp_fail "rank 1 could not move to rank 0's CPU"
 for r in 0 1; do
     m=$out/rank.$r.meta
     [ "$(wp_meta "$m" timer)" = overflow ] || wp_fail "rank $r: meta timer=$(wp_meta "$m" timer), expected overflow"
@@ -71,8 +70,14 @@ wait_ns=$(wp_truth "$WP_TMP/stdout" 0 wait_ns)
 wall=$(wp_calc "$wait_ns / $period")
 recv=$(F "$out/rank.0.folded" --path ';MPI_Recv$')
 if [ "$MPI_FLAVOR" = openmpi ]; then share=0.25; else share=0.75; fi
-wp_check_between "rank 0 samples in MPI_Recv (wall-clock sampling: $wait_ns ns / $period = $wall)" "$recv" 0 \
-    "$(wp_calc "$wall * $share")"
+if [ "$(grep -c '^pin rank=[01] cpu=[0-9]* ok=1$' "$WP_TMP/stdout")" = 2 ]; then
+    wp_check_between "rank 0 samples in MPI_Recv (wall-clock sampling: $wait_ns ns / $period = $wall)" "$recv" 0 \
+        "$(wp_calc "$wall * $share")"
+else
+    # On a CPU of its own the waiting rank spins it away whole, yielding
+    # or not: nothing to compare.
+    wp_note "the ranks could not share a CPU ($(grep '^pin ' "$WP_TMP/stdout" | tr '\n' ' ')); rank 0: $recv samples in MPI_Recv, not checked"
+fi
 
 # Threads count their own.
 out=$WP_TMP/threads
