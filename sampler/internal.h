@@ -1,10 +1,11 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is twelve files, one job each (store.c, the sample store,
+ * The sampler's files have one job each (store.c, the sample store,
  * timeline.c, the time bins of samples per state, counters.c, the
- * perf_event counters each sample reads, and ctr_split.c, the same read at
- * MPI entry and exit, have their own headers):
+ * counters each sample reads, with its backends ctr_perf.c and ctr_papi.c,
+ * and ctr_split.c, the same read at MPI entry and exit, have their own
+ * headers):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;
