@@ -225,7 +225,8 @@ static inline int wp_end_is_complete(const char *status)
 #define WP_META_KEYS(X)                                                                             \
     X(format, 1) X(status, 1) X(rank, 1) X(size, 1) X(host, 1) X(mpi, 1) X(source, 1) X(hz, 1)      \
     X(mpit_init, 0) X(mpit_init_ns, 0) X(init_ns, 0)                                                \
-    X(wrappers, 0) X(clock, 1) X(timer, 0) X(tick_ns, 0) X(start_ns, 1) X(end_ns, 1)                \
+    X(wrappers, 0) X(clock, 1) X(timer, 0) X(tick_ns, 0) X(overflow_event, 1) X(overflow_period, 1)  \
+    X(start_ns, 1) X(end_ns, 1)                                                                     \
     X(duration_ns, 1) X(threads, 1) X(samples, 1) X(dropped_full, 1) X(dropped_loader, 1)           \
     X(unwind_failures, 1) X(truncated, 1) X(libunwind_unwinds, 1) X(slow_unwinds, 1)                \
     X(samples_by_source, 0) X(samples_by_estimate, 0) X(paused_signals, 0)                          \

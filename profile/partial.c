@@ -317,9 +317,19 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
     wp_ks(&o, wp_meta_key(WP_MK_clock), wp_run.cfg.cpu_clock ? "cpu" : "wall");
     /* tick: expirations on the kernel's tick of tick_ns (sampler/timers.c); free:
      * free-running timers (WAITPROF_TIMER=free, a CPU clock, or no usable
-     * tick); none: this rank took no samples. */
-    wp_ks(&o, wp_meta_key(WP_MK_timer), !wp_run.sampling ? "none" : wp_sampler_tick_ns() ? "tick" : "free");
+     * tick); overflow: a sample every overflow_period counts of the
+     * thread's overflow_event (sampler/overflow.c), where hz above sets no
+     * rate (only the timeline's bins); none: this rank took no samples.
+     * Reading the sampler's globals is async-signal-safe. */
+    uint64_t ovf_period = 0;
+    const char *ovf = wp_run.sampling ? wp_sampler_overflow(&ovf_period) : NULL;
+    wp_ks(&o, wp_meta_key(WP_MK_timer),
+          !wp_run.sampling ? "none" : ovf ? "overflow" : wp_sampler_tick_ns() ? "tick" : "free");
     wp_kv(&o, wp_meta_key(WP_MK_tick_ns), wp_sampler_tick_ns());
+    if (ovf) {
+        wp_ks(&o, wp_meta_key(WP_MK_overflow_event), ovf);
+        wp_kv(&o, wp_meta_key(WP_MK_overflow_period), ovf_period);
+    }
     wp_kv(&o, wp_meta_key(WP_MK_start_ns), wp_run.start_ns);
     wp_kv(&o, wp_meta_key(WP_MK_end_ns), wp_run.end_ns);
     wp_kv(&o, wp_meta_key(WP_MK_duration_ns), wp_run.end_ns > wp_run.start_ns ? wp_run.end_ns - wp_run.start_ns : 0);

@@ -220,6 +220,11 @@ struct run {
     char source[64], mpi[256], clock[16];
     char counters[1024]; /* the first meta's counters= ("task-clock:ns:perf_event,..."): each counter's unit */
     uint64_t hz;
+    /* The overflow trigger (meta timer=overflow, overflow_event and
+     * overflow_period) from the first meta that names one; "" and 0 when
+     * the ranks sampled on timers at hz. */
+    char overflow_event[64];
+    uint64_t overflow_period;
     int mixed_source, have_matrix, nmeta_partial;
     int lean; /* a rank's meta says wrappers=lean: no call was timed */
     char **extra;          /* meta keys not known here, "key=value" from the first meta */

@@ -170,6 +170,10 @@ static void read_meta(struct run *R, struct rinfo *ri, const char *path, const c
         }
         else if (strcmp(k, wp_meta_key(WP_MK_counters)) == 0 && !R->counters[0])
             snprintf(R->counters, sizeof R->counters, "%s", val);
+        else if (strcmp(k, wp_meta_key(WP_MK_overflow_event)) == 0 && !R->overflow_event[0])
+            snprintf(R->overflow_event, sizeof R->overflow_event, "%s", val);
+        else if (strcmp(k, wp_meta_key(WP_MK_overflow_period)) == 0 && !R->overflow_period)
+            R->overflow_period = strtoull(val, NULL, 10);
         else if (strcmp(k, wp_meta_key(WP_MK_clock)) == 0 && !R->clock[0])
             snprintf(R->clock, sizeof R->clock, "%s", val);
         else if (strcmp(k, wp_meta_key(WP_MK_mpi)) == 0 && !R->mpi[0])

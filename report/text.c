@@ -9,7 +9,8 @@
 
 #include "report/model.h"
 
-/* The run in two lines: ranks, duration, stall source, rate; samples. */
+/* The run in two lines: ranks, duration, stall source, rate (or the
+ * overflow trigger, which has no rate in time); samples. */
 static void write_run(FILE *f, const struct run *R)
 {
     struct ranges sampled = {0};
@@ -18,9 +19,13 @@ static void write_run(FILE *f, const struct run *R)
             wp_rep_ranges_add(&sampled, R->r[i].rank);
     fprintf(f, "run: %d rank%s, %zu sampled (", R->size, R->size == 1 ? "" : "s", R->nr);
     wp_rep_ranges_print(f, &sampled);
-    fprintf(f, "), %.3f s, stall source %s%s, %llu Hz %s clock\n", R->duration_max * 1e-9,
-            R->source[0] ? R->source : "unknown", R->mixed_source ? " (differs between ranks)" : "",
-            (unsigned long long)R->hz, R->clock[0] ? R->clock : "wall");
+    fprintf(f, "), %.3f s, stall source %s%s, ", R->duration_max * 1e-9, R->source[0] ? R->source : "unknown",
+            R->mixed_source ? " (differs between ranks)" : "");
+    if (R->overflow_event[0])
+        fprintf(f, "a sample per %llu %s (overflow trigger)\n", (unsigned long long)R->overflow_period,
+                R->overflow_event);
+    else
+        fprintf(f, "%llu Hz %s clock\n", (unsigned long long)R->hz, R->clock[0] ? R->clock : "wall");
     fprintf(f, "samples: %llu, dropped %llu", (unsigned long long)R->samples, (unsigned long long)R->dropped);
     if (R->nmeta_partial)
         fprintf(f, "; %d rank%s wrote a partial profile", R->nmeta_partial, R->nmeta_partial == 1 ? "" : "s");

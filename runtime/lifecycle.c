@@ -544,8 +544,21 @@ static void wp_finalize_summary(void)
                  first >= 0 ? iv : "none");
         strncat(extra, part, sizeof extra - strlen(extra) - 1);
     }
+    /* The trigger as rank 0 had it: the overflow trigger has no rate in
+     * time, and a full store lengthens its period instead. */
+    uint64_t ovf_period = 0;
+    const char *ovf = wp_run.sampling ? wp_sampler_overflow(&ovf_period) : NULL;
+    char rate[128];
+    if (ovf)
+        snprintf(rate, sizeof rate, "a sample per %llu %s", (unsigned long long)ovf_period, ovf);
+    else
+        snprintf(rate, sizeof rate, "%d Hz", wp_run.cfg.hz);
     if (gmx[0] > 1) {
-        snprintf(part, sizeof part, "; rate lowered to %g Hz to fit WAITPROF_MEMORY", hz_final);
+        if (ovf)
+            snprintf(part, sizeof part, "; period raised to %llu %s to fit WAITPROF_MEMORY",
+                     (unsigned long long)ovf_period * (unsigned long long)gmx[0], ovf);
+        else
+            snprintf(part, sizeof part, "; rate lowered to %g Hz to fit WAITPROF_MEMORY", hz_final);
         strncat(extra, part, sizeof extra - strlen(extra) - 1);
     }
     if (sum[5] || sum[6]) {
@@ -554,9 +567,9 @@ static void wp_finalize_summary(void)
         strncat(extra, part, sizeof extra - strlen(extra) - 1);
     }
     if (wp_run.have_dir)
-        wp_log("waitprof: %d ranks, %llu threads sampled at %d Hz: %llu samples, %llu dropped, "
+        wp_log("waitprof: %d ranks, %llu threads sampled at %s: %llu samples, %llu dropped, "
                "%llu unwind failures; stall source %s; profile in %s/ (report.txt, all.svg, timeline.svg, report.json)%s",
-               wp_run.size, sum[3], wp_run.cfg.hz, sum[0], sum[1], sum[2], wp_src_used, wp_run.dir, extra);
+               wp_run.size, sum[3], rate, sum[0], sum[1], sum[2], wp_src_used, wp_run.dir, extra);
     else
         wp_log("waitprof: %d ranks: %llu samples, %llu dropped, %llu unwind failures; no profile written "
                "(no writable directory)%s",
@@ -693,6 +706,8 @@ void wp_hook_init(int rc)
         .counters = wp_run.cfg.counters,
         .ncounters = wp_run.cfg.ncounters,
         .counters_split = wp_run.cfg.counters_split,
+        .overflow_event = wp_run.cfg.overflow_event,
+        .overflow_period = wp_run.cfg.overflow_period,
     };
     /* Unselected ranks take no samples; their wrappers still record the
      * call statistics the estimator's global minima need. */
@@ -711,11 +726,19 @@ void wp_hook_init(int rc)
     /* One line at the start (rank 0), so that a user sees at once that
      * waitprof runs, how, and where the profile will be. */
     if (!wp_run.cfg.quiet) {
-        char match[48] = "off";
+        char match[48] = "off", rate[128];
         if (wp_match_on)
             snprintf(match, sizeof match, "1 in %u", 1u << wp_match_bits);
-        wp_log("waitprof: profiling %d ranks at %d Hz (%s clock, stall source %s, matched instances %s%s) into %s/",
-               wp_run.size, wp_run.cfg.hz, wp_run.cfg.cpu_clock ? "CPU" : "wall", wp_src->name, match,
+        /* The trigger as it is in force on this rank (rank 0, which
+         * speaks): the overflow trigger, or the timers at their rate. */
+        uint64_t period = 0;
+        const char *ovf = wp_run.sampling ? wp_sampler_overflow(&period) : NULL;
+        if (ovf)
+            snprintf(rate, sizeof rate, "a sample per %llu %s (overflow trigger", (unsigned long long)period, ovf);
+        else
+            snprintf(rate, sizeof rate, "%d Hz (%s clock", wp_run.cfg.hz, wp_run.cfg.cpu_clock ? "CPU" : "wall");
+        wp_log("waitprof: profiling %d ranks at %s, stall source %s, matched instances %s%s) into %s/",
+               wp_run.size, rate, wp_src->name, match,
                wp_run.cfg.lean ? ", lean wrappers" : "", wp_run.have_dir ? wp_run.dir : "(no writable directory)");
     }
     wp_run.init_ns = wp_preinit_ns + (wp_clock_ns() - t0);

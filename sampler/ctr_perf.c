@@ -13,6 +13,7 @@
 
 #include "sampler/counters.h"
 #include "sampler/ctr_backend.h"
+#include "sampler/perf_names.h"
 #include "state/thread.h"
 
 /* The events this backend knows, by the names perf(1) gives them, and
@@ -85,6 +86,18 @@ int wp_perf_lookup(const char *name, int native)
             return i;
     }
     return -1;
+}
+
+/* sampler/perf_names.h: this table, for the overflow trigger. */
+int wp_ctr_perf_attr(const char *name, uint32_t *type, uint64_t *config, const char **canonical)
+{
+    int ev = wp_perf_lookup(name, 0);
+    if (ev < 0)
+        return -1;
+    *type = wp_perf_events[ev].type;
+    *config = wp_perf_events[ev].config;
+    *canonical = wp_perf_events[ev].name;
+    return 0;
 }
 
 const char *wp_perf_event_name(int ev)

@@ -117,6 +117,22 @@ static __attribute__((noinline)) int wp_unwind_sig(void *ucv, uintptr_t *out, in
  * timer_settime only. */
 static uint64_t wp_sample_weight_sig(struct wp_slot *slot, struct wp_store *s, const siginfo_t *si)
 {
+    /* An overflow trigger's signal carries no overrun (its si_fd is where
+     * a timer's si_overrun would be): the weight is the thread's count
+     * since its last sample, in periods (wp_ovf_weight_sig, one read()).
+     * A selection in wall time takes the sample whole or not at all, by
+     * whether its instant is selected: a count has no span in time to cut. */
+    if (wp_smp_ovf) {
+        uint64_t w = wp_ovf_weight_sig(slot, s->stride);
+        if (w && wp_smp_has_tsel) {
+            uint64_t rel = wp_now_ns() - wp_smp_cfg.t0_ns;
+            if (wp_window_pieces_sig(&wp_smp_cfg.tsel, rel, rel + 1, NULL, NULL) == 0) {
+                s->unselected_signals++;
+                return 0;
+            }
+        }
+        return w;
+    }
     uint64_t w = si->si_overrun > 0 ? (uint64_t)si->si_overrun + 1 : 1;
     uint32_t stride = s->stride ? s->stride : 1;
     if (wp_smp_has_tsel) {
@@ -178,7 +194,7 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
     int halvings = 0;
     while ((1u << halvings) < stride)
         halvings++;
-    if (level <= halvings || stride >= WP_STRIDE_MAX || (int)(stride * 2) > wp_smp_cfg.hz)
+    if (level <= halvings || stride >= WP_STRIDE_MAX || (!wp_smp_ovf && (int)(stride * 2) > wp_smp_cfg.hz))
         return;
     stride *= 2;
     if (__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) && wp_arm_sig(slot, stride) == 0)
@@ -215,7 +231,11 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  *   array.
  * - wp_slow_down_sig, wp_pause_own_sig, wp_resume_own_sig,
  *   wp_sample_weight_sig: timer_settime, async-signal-safe by POSIX (see
- *   wp_arm_in_sig); the window arithmetic of format/select.h.
+ *   wp_arm_in_sig); the window arithmetic of format/select.h.  With the
+ *   overflow trigger (sampler/overflow.c) instead: ioctl on the thread's
+ *   perf_event descriptor to stop, restart or re-period it, and one read()
+ *   of its count for the weight, plain system calls that never block on
+ *   such a descriptor.
  * errno is saved and restored because unwinding may set it. */
 void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
@@ -258,9 +278,10 @@ void wp_on_sigprof(int sig, siginfo_t *si, void *ucv)
                 wp_ctr_split_abs_sig(slot, wp_self.state != WAITPROF_STATE_NOT_IN_MPI, abs);
         }
     }
-    /* Not a timer's expiration: the wake-up of MPI_Pcontrol(1), or a
-     * SIGPROF someone else sent, which is no sample. */
-    if (si->si_code != SI_TIMER) {
+    /* Not a timer's expiration (or, with the overflow trigger, not an
+     * overflow of this thread's event): the wake-up of MPI_Pcontrol(1), or
+     * a SIGPROF someone else sent, which is no sample. */
+    if (wp_smp_ovf ? !wp_ovf_is_mine_sig(slot, si) : si->si_code != SI_TIMER) {
         wp_resume_own_sig(slot, s);
         goto done;
     }

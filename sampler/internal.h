@@ -1,13 +1,16 @@
 /* sampler/internal.h — what the sampler's files share; nothing outside
  * sampler/ includes it.
  *
- * The sampler is ten files, one job each (store.c, the sample store,
+ * The sampler's files have one job each (store.c, the sample store,
  * timeline.c, the time bins of samples per state, counters.c, the
- * perf_event counters each sample reads, and ctr_split.c, the same read at
- * MPI entry and exit, have their own headers):
+ * counters each sample reads, with its backends ctr_perf.c and ctr_papi.c,
+ * and ctr_split.c, the same read at MPI entry and exit, have their own
+ * headers):
  * - sampler.c starts and stops sampling and registers threads (the
  *   pthread_create hook, the memory pool the stores are carved from);
  * - timers.c arms a thread's timers on its sampling grid;
+ * - overflow.c gives a thread a counter's overflow as its trigger instead
+ *   (WAITPROF_TIMER=overflow:EVENT@PERIOD); timers.c hands it the arming;
  * - pause.c pauses and resumes sampling (MPI_Pcontrol) and reports the
  *   sampled intervals;
  * - handler.c is the SIGPROF handler (which also slows a thread's timers
@@ -44,6 +47,7 @@ extern int wp_smp_paused;         /* MPI_Pcontrol(0) is in force; read with atom
 extern int wp_smp_has_tsel;       /* START, STOP or WINDOW is set */
 extern uint64_t wp_smp_period_ns; /* the configured sampling period */
 extern uint64_t wp_smp_tick_ns;   /* the kernel's tick when expirations are put on it, else 0 */
+extern int wp_smp_ovf;            /* 1: counter overflow is the trigger (overflow.c), not timers */
 
 /* The calling thread's rules for sampler/unwind.c (carved from the pool
  * with its store) and the top of its stack.  Initial-exec TLS, like
@@ -61,6 +65,18 @@ void wp_timers_delete(struct wp_slot *slot);
 int wp_arm_in_sig(struct wp_slot *slot, uint32_t stride, uint64_t first_ns);
 int wp_arm_sig(struct wp_slot *slot, uint32_t stride);
 void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period);
+
+/* overflow.c: setup (normal context, once) says why it cannot in one
+ * line through say() and returns -1, and the sampler then uses timers;
+ * thread_open is the registering thread's, before its slot is published. */
+int wp_ovf_setup(const char *name, uint64_t period, void (*say)(const char *line));
+int wp_ovf_thread_open(struct wp_slot *slot);
+int wp_ovf_arm_sig(struct wp_slot *slot, uint32_t stride);
+int wp_ovf_disarm_sig(struct wp_slot *slot);
+void wp_ovf_close(struct wp_slot *slot);
+int wp_ovf_is_mine_sig(struct wp_slot *slot, const siginfo_t *si);
+uint64_t wp_ovf_weight_sig(struct wp_slot *slot, uint32_t stride);
+void wp_ovf_forget_sig(struct wp_slot *slot);
 
 /* pause.c */
 void wp_resume_own_sig(struct wp_slot *slot, struct wp_store *s);

@@ -23,7 +23,9 @@ static uint64_t wp_toggles_lost;
  * read the other's (sequentially consistent, a Dekker pair): a resume
  * that comes while a handler is stopping the timer is seen by one of them,
  * and the exchange on the flag lets exactly one restart it.  Both call
- * timer_settime and clock_gettime, async-signal-safe by POSIX.
+ * timer_settime and clock_gettime, async-signal-safe by POSIX (with the
+ * overflow trigger, ioctl and read on its descriptor instead, plain system
+ * calls: sampler/overflow.c).
  *
  * The restart keeps the thread's grid: the first expiration is the next
  * one the timer would have had, had it run on.  Then every grid point in
@@ -62,6 +64,10 @@ void wp_pause_own_sig(struct wp_slot *slot, struct wp_store *s)
 {
     if (!__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE) || wp_disarm_sig(slot) != 0)
         return;
+    /* An overflow trigger's count since the last sample is left out, so
+     * the first sample after the resume weighs only sampled time. */
+    if (wp_smp_ovf)
+        wp_ovf_forget_sig(slot);
     /* Before publishing the stop.  Should this drop a wake-up, it is not
      * lost: a resume after the store below sees the thread stopped and
      * wakes it again, one before it is seen by wp_resume_own_sig. */

@@ -128,32 +128,54 @@ static int wp_thread_begin(void)
     void *warm[4];
     unw_backtrace(warm, 4);
 
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGPROF;
-    sev.sigev_notify_thread_id = slot->tid;
-    clockid_t clk = wp_smp_cfg.cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-    /* As many timers as the configured period needs to stay on the tick
-     * (wp_timers_for); a longer stride needs no more. */
-    int ntm = wp_timers_for(wp_smp_period_ns);
-    for (slot->ntimers = 0; slot->ntimers < ntm; slot->ntimers++)
-        if (timer_create(clk, &sev, &slot->timer[slot->ntimers]) != 0) {
-            wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
-                          strerror(errno), slot->index);
-            wp_timers_delete(slot);
+    slot->ntimers = 0;
+    if (wp_smp_ovf) {
+        /* The overflow trigger instead of timers (sampler/overflow.c),
+         * opened stopped; wp_arm_sig below starts it as it would a timer.
+         * It worked on the thread that started the sampler, so a refusal
+         * here is this thread's (descriptors exhausted, say): one line,
+         * and the thread is not sampled, as when a timer cannot be made;
+         * falling back to a timer would mix wall time into its counts. */
+        if (wp_ovf_thread_open(slot) != 0) {
+            static int said_ovf;
+            if (!__atomic_exchange_n(&said_ovf, 1, __ATOMIC_ACQ_REL))
+                wp_log_always("waitprof: rank %d: thread %d cannot open its overflow trigger (perf_event_open: %s); "
+                              "it is not sampled",
+                              wp_log_rank, slot->index, strerror(errno));
             wp_ctr_thread_close(slot->index);
             return -1;
         }
+    } else {
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = SIGPROF;
+        sev.sigev_notify_thread_id = slot->tid;
+        clockid_t clk = wp_smp_cfg.cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+        /* As many timers as the configured period needs to stay on the tick
+         * (wp_timers_for); a longer stride needs no more. */
+        int ntm = wp_timers_for(wp_smp_period_ns);
+        for (slot->ntimers = 0; slot->ntimers < ntm; slot->ntimers++)
+            if (timer_create(clk, &sev, &slot->timer[slot->ntimers]) != 0) {
+                wp_log_always("waitprof: timer_create failed (%s); thread %d is not sampled",
+                              strerror(errno), slot->index);
+                wp_timers_delete(slot);
+                wp_ctr_thread_close(slot->index);
+                return -1;
+            }
+    }
     wp_self.slot = slot;
     __atomic_store_n(&slot->armed, 1, __ATOMIC_RELEASE);
     /* Started even during MPI_Pcontrol(0): its first signal stops it. */
     if (wp_arm_sig(slot, 1) != 0) {
-        wp_log_always("waitprof: timer_settime failed (%s); thread %d is not sampled",
-                      strerror(errno), slot->index);
+        wp_log_always("waitprof: %s failed (%s); thread %d is not sampled",
+                      wp_smp_ovf ? "starting the overflow trigger" : "timer_settime", strerror(errno), slot->index);
         wp_self.slot = NULL;
-        if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+        /* As at the thread's end (wp_thread_end). */
+        if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL)) {
             wp_timers_delete(slot);
+            wp_ovf_close(slot);
+        }
         wp_ctr_thread_close(slot->index);
         return -1;
     }
@@ -168,8 +190,15 @@ static void wp_thread_end(void *unused)
     if (slot == NULL)
         return;
     wp_self.slot = NULL; /* a signal still in flight is now ignored */
-    if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL))
+    /* The overflow trigger is closed by whoever wins the exchange: here,
+     * where only this thread's handler reads it and, with wp_self.slot
+     * cleared, returns before touching it; or by the stopper, after no
+     * handler runs.  So the stopper never stops a descriptor this thread
+     * has closed and the kernel has given to something else. */
+    if (__atomic_exchange_n(&slot->armed, 0, __ATOMIC_ACQ_REL)) {
         wp_timers_delete(slot);
+        wp_ovf_close(slot);
+    }
     wp_ctr_thread_close(slot->index);
 }
 
@@ -216,8 +245,8 @@ uint64_t wp_sampler_tick_ns(void)
     return wp_smp_tick_ns;
 }
 
-/* A counter that cannot be counted is the same on every rank: one line
- * for the job. */
+/* A counter that cannot be counted, or an overflow trigger that cannot
+ * be opened, is the same on every rank: one line for the job. */
 static void wp_ctr_said(const char *line)
 {
     wp_log("%s", line);
@@ -228,13 +257,18 @@ int wp_sampler_start(const struct wp_sampler_config *cfg)
     wp_smp_cfg = *cfg;
     wp_smp_has_tsel = wp_smp_cfg.tsel.start_ns || wp_smp_cfg.tsel.stop_ns || wp_smp_cfg.tsel.every_ns;
     wp_smp_period_ns = 1000000000ull / (uint64_t)(wp_smp_cfg.hz > 0 ? wp_smp_cfg.hz : 1);
+    /* The overflow trigger, probed on this thread first: where the event
+     * is unknown or refused, one line for the job (the same on every
+     * rank), and the default timer samples. */
+    if (wp_smp_cfg.overflow_event && wp_smp_cfg.overflow_event[0])
+        wp_ovf_setup(wp_smp_cfg.overflow_event, wp_smp_cfg.overflow_period, wp_ctr_said);
     /* The tick, for expirations on it (see wp_timers_for).  A value outside
      * 0.1-100 ms is not a tick this code knows, and a rate that would need
      * more than WP_TICK_TIMERS timers is not worth them: free-running
      * timers then.  A CPU clock's timers already fire on the tick. */
     struct timespec res;
     wp_smp_tick_ns = 0;
-    if (!wp_smp_cfg.cpu_clock && !wp_smp_cfg.free_timer && clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
+    if (!wp_smp_ovf && !wp_smp_cfg.cpu_clock && !wp_smp_cfg.free_timer && clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0) {
         uint64_t t = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec;
         if (t >= 100000 && t <= 100000000)
             wp_smp_tick_ns = t;
@@ -294,9 +328,15 @@ void wp_sampler_stop_sig(void)
     int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
     if (n > WP_MAX_THREADS)
         n = WP_MAX_THREADS;
-    for (int i = 0; i < n; i++)
-        if (__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL))
+    /* Which threads' triggers this call stopped, and so closes below
+     * (wp_thread_end closes the others').  Static: a signal handler may
+     * run this; cleared at each call. */
+    static unsigned char won[WP_MAX_THREADS];
+    for (int i = 0; i < n; i++) {
+        won[i] = (unsigned char)__atomic_exchange_n(&wp_slots[i].armed, 0, __ATOMIC_ACQ_REL);
+        if (won[i])
             wp_timers_delete(&wp_slots[i]);
+    }
     /* A handler that began before the store above finishes in microseconds;
      * wait for it, but never forever (a thread stopped by a debugger). */
     /* Nor does a wrapper start a read of the counters now
@@ -308,9 +348,13 @@ void wp_sampler_stop_sig(void)
                                              __atomic_load_n(&wp_slots[i].ctr_busy, __ATOMIC_SEQ_CST));
              spin++)
             sched_yield();
-    /* No handler reads a counter group any more: close them (close() is
-     * async-signal-safe, as the termination handler needs). */
+    /* No handler reads a counter group or an overflow trigger any more:
+     * close them (close() is async-signal-safe, as the termination handler
+     * needs). */
     wp_ctr_close_all();
+    for (int i = 0; i < n && wp_smp_ovf; i++)
+        if (won[i])
+            wp_ovf_close(&wp_slots[i]);
     /* No sample will need the table of loaded objects again. */
     wp_cfi_retire_sig();
 }

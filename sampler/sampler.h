@@ -14,6 +14,11 @@
  *   (WAITPROF_TIMER=tick, the default; sampler/timers.c says why and how), so all
  *   threads sample at the same instants; WAITPROF_TIMER=free gives each
  *   thread one periodic timer started with it.
+ * - WAITPROF_TIMER=overflow:EVENT@PERIOD replaces the timers by one
+ *   perf_event per thread that signals the thread at every PERIOD counts
+ *   of its own EVENT (sampler/overflow.c): with task-clock, a sample per
+ *   PERIOD ns of the thread's CPU time.  Where the event cannot be opened,
+ *   one line says so and the timers sample.
  * - wp_sampler_stop_sig() stops every timer and waits until no handler runs;
  *   after it the stores are quiescent and may be read, and the loader's
  *   calls no longer rebuild the table of objects (sampler/unwind.h,
@@ -49,6 +54,12 @@ struct wp_sampler_config {
     /* WAITPROF_COUNTERS_SPLIT=1 with full wrappers: read the counters at
      * MPI entry and exit too (sampler/ctr_split.h). */
     int counters_split;
+    /* WAITPROF_TIMER=overflow:EVENT@PERIOD (sampler/overflow.c): a sample
+     * every period counts of the event on each thread, instead of timers;
+     * NULL or "": timers.  hz then sets no rate: only the timeline's
+     * bins and the floor of the rate halving still follow it. */
+    const char *overflow_event;
+    uint64_t overflow_period;
 };
 
 /* Memory budget: one pool of cfg->memory bytes is mapped at start-up; the
@@ -79,6 +90,10 @@ int wp_sampler_start(const struct wp_sampler_config *cfg);
 /* The tick the expirations are put on (WAITPROF_TIMER=tick with a wall
  * clock), in ns; 0 when the timers run free. */
 uint64_t wp_sampler_tick_ns(void);
+/* The overflow trigger's event (its perf name) and *period when it is the
+ * trigger; NULL when timers are (none asked for, or it could not be
+ * opened and the sampler fell back to them). */
+const char *wp_sampler_overflow(uint64_t *period);
 void wp_sampler_stop_sig(void);
 int wp_sampler_running(void);
 

@@ -63,6 +63,8 @@ static int wp_settime_sig(timer_t t, int flags, uint64_t first, uint64_t every)
  * blocked).  timer_settime is async-signal-safe. */
 int wp_disarm_sig(struct wp_slot *slot)
 {
+    if (wp_smp_ovf)
+        return wp_ovf_disarm_sig(slot);
     int rc = 0;
     for (int i = 0; i < slot->ntimers; i++)
         rc |= wp_settime_sig(slot->timer[i], 0, 0, 0);
@@ -72,9 +74,15 @@ int wp_disarm_sig(struct wp_slot *slot)
 /* Delete a thread's timers: by the owner that wins the exchange on
  * slot->armed.  wp_sampler_stop runs from the termination handler too:
  * glibc's timer_delete for a SIGEV_THREAD_ID timer is a plain system
- * call. */
+ * call.  An overflow trigger is only stopped here: another thread's
+ * handler may still be reading it, so its descriptor is closed once none
+ * does (wp_ovf_close, by the thread itself or the stopper). */
 void wp_timers_delete(struct wp_slot *slot)
 {
+    if (wp_smp_ovf) {
+        wp_ovf_disarm_sig(slot);
+        return;
+    }
     for (int i = 0; i < slot->ntimers; i++)
         timer_delete(slot->timer[i]);
 }
@@ -89,6 +97,9 @@ void wp_timers_delete(struct wp_slot *slot)
  * POSIX's list, the rest is arithmetic on values fixed at start. */
 int wp_arm_in_sig(struct wp_slot *slot, uint32_t stride, uint64_t first_ns)
 {
+    /* A count has no grid in time: the overflow trigger just restarts. */
+    if (wp_smp_ovf)
+        return wp_ovf_arm_sig(slot, stride);
     uint64_t p = wp_smp_period_ns * (stride ? stride : 1), f = first_ns ? first_ns : p;
     uint64_t now = wp_mono_ns_sig();
     if (!wp_smp_tick_ns) {
@@ -120,12 +131,13 @@ int wp_arm_sig(struct wp_slot *slot, uint32_t stride)
  * passed, so the stretch costs one signal.  The first signal after it
  * then stands for a period of selected time, so the weights stay right.
  * Own timer only, like wp_slow_down_sig; wp_arm_in_sig and timer_settime are
- * async-signal-safe.  Not with a CPU clock: the selection is in wall
- * time, which a thread's CPU time cannot be set to. */
+ * async-signal-safe.  Not with a CPU clock, nor with an overflow
+ * trigger: the selection is in wall time, which a thread's CPU time (or
+ * count) cannot be set to. */
 void wp_skip_unselected_sig(struct wp_slot *slot, struct wp_store *s, uint64_t rel, uint64_t period)
 {
     uint64_t next = wp_window_next_sig(&wp_smp_cfg.tsel, rel);
-    if (wp_smp_cfg.cpu_clock || (next != UINT64_MAX && next <= rel + period) ||
+    if (wp_smp_cfg.cpu_clock || wp_smp_ovf || (next != UINT64_MAX && next <= rel + period) ||
         !__atomic_load_n(&slot->armed, __ATOMIC_ACQUIRE))
         return;
     if (next == UINT64_MAX)

@@ -151,6 +151,55 @@ static void wp_config_select(struct wp_config *c, wp_getenv_t get, wp_report_t r
     }
 }
 
+/* Letters, digits and - _ : . / : what an event name may hold (a perf
+ * name like task-clock, a PAPI name like PAPI_TOT_CYC, a PMU's
+ * cpu/event=0x3c/ form). */
+static int wp_event_name_ok(const char *p, size_t len)
+{
+    int ok = len > 0 && len < 64;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
+             strchr("-_:./", p[i]) != NULL;
+    return ok;
+}
+
+/* WAITPROF_TIMER: tick, free, or overflow:EVENT@PERIOD.  The period is
+ * after the last '@', so that an event name never has to avoid one; it is
+ * a plain whole number (no sign, no suffix), as the event's unit counts.
+ * A bad value falls back to the default timer, tick, with one line: the
+ * run is still profiled, by the wall clock. */
+static void wp_config_timer(struct wp_config *c, wp_getenv_t get, wp_report_t report)
+{
+    static const char *const accepts =
+        "tick or free, or overflow:EVENT@PERIOD (a perf event name and a whole number of its units from 1, "
+        "e.g. overflow:task-clock@10000000 for a sample per 10 ms of the thread's CPU time)";
+    const char *var = wp_var_name(WP_VAR_TIMER), *v = get(var);
+    c->free_timer = 0;
+    c->overflow_event[0] = '\0';
+    c->overflow_period = 0;
+    if (v == NULL || strcmp(v, "tick") == 0)
+        return;
+    if (strcmp(v, "free") == 0) {
+        c->free_timer = 1;
+        return;
+    }
+    if (strncmp(v, "overflow:", 9) == 0) {
+        const char *ev = v + 9, *at = strrchr(ev, '@');
+        if (at != NULL && wp_event_name_ok(ev, (size_t)(at - ev)) && at[1] >= '0' && at[1] <= '9' &&
+            strspn(at + 1, "0123456789") == strlen(at + 1)) {
+            errno = 0;
+            unsigned long long p = strtoull(at + 1, NULL, 10);
+            if (errno == 0 && p >= 1 && p <= WP_OVERFLOW_PERIOD_MAX) {
+                memcpy(c->overflow_event, ev, (size_t)(at - ev));
+                c->overflow_event[at - ev] = '\0';
+                c->overflow_period = (uint64_t)p;
+                return;
+            }
+        }
+    }
+    wp_bad(report, var, v, accepts, "tick");
+}
+
 /* WAITPROF_COUNTERS: a comma-separated list of event names.  A bad name
  * is left out with one line, the others are kept: losing one counter is
  * better than losing all of them to a typo. */
@@ -169,11 +218,7 @@ static void wp_config_counters(struct wp_config *c, wp_getenv_t get, wp_report_t
     int extra = 0;
     for (const char *p = v; *p;) {
         size_t len = strcspn(p, ",");
-        int ok = len > 0 && len < sizeof c->counters[0];
-        for (size_t i = 0; ok && i < len; i++)
-            ok = (p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9') ||
-                 strchr("-_:./", p[i]) != NULL;
-        if (!ok) {
+        if (!wp_event_name_ok(p, len)) {
             snprintf(line, sizeof line,
                      "waitprof: WAITPROF_COUNTERS: \"%.*s\" is not an event name (letters, digits and - _ : . / "
                      "only, 1 to 63 of them); it is left out",
@@ -210,13 +255,12 @@ static void wp_config_counters(struct wp_config *c, wp_getenv_t get, wp_report_t
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
 {
     static const char *const clocks[] = {"wall", "cpu", NULL};
-    static const char *const timers[] = {"tick", "free", NULL};
     static const char *const bools[] = {"0", "1", NULL};
     memset(c, 0, sizeof *c);
     c->hz = wp_int(get, report, wp_var_name(WP_VAR_HZ), 1, WP_HZ_MAX, WP_HZ_DEFAULT,
                    "samples per second per thread, a whole number from 1 to 10000");
     c->cpu_clock = wp_word(get, report, wp_var_name(WP_VAR_CLOCK), clocks, 0, "wall or cpu");
-    c->free_timer = wp_word(get, report, wp_var_name(WP_VAR_TIMER), timers, 0, "tick or free");
+    wp_config_timer(c, get, report);
     c->depth = wp_int(get, report, wp_var_name(WP_VAR_DEPTH), 1, WP_DEPTH_DEFAULT, WP_DEPTH_DEFAULT,
                       "frames kept per sample, a whole number from 1 to 128");
     c->runtime_threads = wp_word(get, report, wp_var_name(WP_VAR_RUNTIME_THREADS), bools, 0, "0 or 1");

@@ -51,11 +51,21 @@ static inline const char *wp_var_name(enum wp_var v)
 #define WP_MEMORY_MIN (1ull << 20)
 #define WP_MEMORY_MAX (4ull << 30)
 #define WP_COUNTERS_MAX 8
+/* The kernel refuses a sample period with its top bit set. */
+#define WP_OVERFLOW_PERIOD_MAX ((1ull << 63) - 1)
 
 struct wp_config {
     int hz;              /* WAITPROF_HZ: 1..10000, default 100 */
     int cpu_clock;       /* WAITPROF_CLOCK: wall (0, default) or cpu (1) */
     int free_timer;      /* WAITPROF_TIMER: tick (0, default) or free (1) */
+    /* WAITPROF_TIMER=overflow:EVENT@PERIOD: a sample every PERIOD of the
+     * thread's own count of EVENT (sampler/overflow.c), checked here for
+     * syntax only (an event name as WAITPROF_COUNTERS takes them, a whole
+     * PERIOD from 1 to WP_OVERFLOW_PERIOD_MAX); whether the event is known
+     * and can overflow is the sampler's to say.  overflow_event "" when
+     * the timer is tick or free; free_timer is then 0. */
+    char overflow_event[64];
+    uint64_t overflow_period;
     int depth;           /* WAITPROF_DEPTH: frames per sample, 1..128 */
     int runtime_threads; /* WAITPROF_RUNTIME_THREADS: 0 (default) or 1 */
     int quiet;           /* WAITPROF_QUIET: 0 (default) or 1: no summary line */

@@ -34,6 +34,7 @@ struct wp_slot *wp_registry_claim(void)
         return NULL;
     wp_slots[i].index = i;
     wp_slots[i].tid = gettid();
+    wp_slots[i].ovf_fd = -1;
     return &wp_slots[i];
 }
 

@@ -94,6 +94,13 @@ struct wp_slot {
     volatile sig_atomic_t ctr_busy; /* a wrapper reads the counters (WAITPROF_COUNTERS_SPLIT,
                                     * sampler/ctr_split.h): the handler leaves them be */
     struct wp_store *store;        /* preallocated; survives the thread */
+    /* WAITPROF_TIMER=overflow (sampler/overflow.c): the thread's sampling
+     * event instead of timers.  ovf_fd is its perf_event descriptor, -1
+     * when there is none or it is closed (read and swapped with atomics);
+     * ovf_last the part of its count that samples have been charged with,
+     * written by the thread's own handler only. */
+    int ovf_fd;
+    uint64_t ovf_last;
 };
 
 #define WP_MAX_THREADS 1024

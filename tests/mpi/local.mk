@@ -41,6 +41,12 @@ endif
 # A known instruction count under a known function (t_counters_hw.sh).
 tests_mpi_ctr_hw_SOURCES = tests/mpi/ctr_hw.c
 tests_mpi_ctr_hw_CFLAGS = -g -O1
+# The overflow trigger (t_overflow.sh): known CPU time, a known wait, a
+# paused stretch.
+check_PROGRAMS += tests/mpi/overflow
+tests_mpi_overflow_SOURCES = tests/mpi/overflow.c
+tests_mpi_overflow_CFLAGS = -g -O1
+tests_mpi_overflow_LDADD = -lpthread
 tests_mpi_readapi_SOURCES = tests/mpi/readapi.c
 tests_mpi_readapi_LDADD = -ldl -lpthread
 # Test programs are compiled as users compile: -g, optimized, no waitprof flags.
@@ -97,7 +103,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh \
 	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh \
 	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
-	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh
+	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh tests/mpi/t_overflow.sh
 TESTS += $(WP_MPI_TESTS)
 EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
 	$(WP_MPI_TESTS)

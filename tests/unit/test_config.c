@@ -77,8 +77,11 @@ static void assert_defaults_except(const struct wp_config *c, const char *except
         ck_assert_int_eq(c->hz, WP_HZ_DEFAULT);
     if (strcmp(except, "WAITPROF_CLOCK") != 0)
         ck_assert_int_eq(c->cpu_clock, 0);
-    if (strcmp(except, "WAITPROF_TIMER") != 0)
+    if (strcmp(except, "WAITPROF_TIMER") != 0) {
         ck_assert_int_eq(c->free_timer, 0);
+        ck_assert_str_eq(c->overflow_event, "");
+        ck_assert_uint_eq(c->overflow_period, 0);
+    }
     if (strcmp(except, "WAITPROF_DEPTH") != 0)
         ck_assert_int_eq(c->depth, WP_DEPTH_DEFAULT);
     if (strcmp(except, "WAITPROF_RUNTIME_THREADS") != 0)
@@ -259,6 +262,8 @@ static const struct bad bads[] = {
     {"WAITPROF_TIMER", "0"},
     {"WAITPROF_TIMER", " free"},
     {"WAITPROF_TIMER", ""},
+    {"WAITPROF_TIMER", "overflow:nope@0"},
+    {"WAITPROF_TIMER", "overflow:task-clock"},
     {"WAITPROF_DEPTH", "0"},
     {"WAITPROF_DEPTH", "129"},
     {"WAITPROF_DEPTH", "1000"},
@@ -602,6 +607,69 @@ static char *slurp_src(const char *rel)
 }
 
 
+/* WAITPROF_TIMER=overflow:EVENT@PERIOD: the name and the period as given
+ * (the period after the last '@', the largest the kernel takes accepted);
+ * anything else is one line that names the variable and the overflow
+ * form and falls back to tick, the default, with no event left set. */
+START_TEST(test_timer_overflow)
+{
+    static const struct {
+        const char *value, *event;
+        unsigned long long period;
+    } good[] = {
+        {"overflow:task-clock@10000000", "task-clock", 10000000ull},
+        {"overflow:cycles@1", "cycles", 1ull},
+        {"overflow:cpu/event=0x3c/@250000", NULL, 0}, /* '=' is not in an event name */
+        {"overflow:PAPI_TOT_CYC@9223372036854775807", "PAPI_TOT_CYC", 9223372036854775807ull},
+        {"overflow:cpu/cycles/@5", "cpu/cycles/", 5ull},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        struct wp_config c;
+        reset();
+        env_set("WAITPROF_TIMER", good[i].value);
+        wp_config_load(&c, fake_getenv, capture);
+        if (good[i].event == NULL) {
+            assert_one_report("WAITPROF_TIMER", good[i].value);
+            continue;
+        }
+        ck_assert_msg(nlines == 0, "%s: %d lines", good[i].value, nlines);
+        ck_assert_str_eq(c.overflow_event, good[i].event);
+        ck_assert_uint_eq(c.overflow_period, good[i].period);
+        ck_assert_int_eq(c.free_timer, 0);
+        assert_defaults_except(&c, "WAITPROF_TIMER");
+    }
+    static const char *const bad[] = {
+        "overflow:nope@0",
+        "overflow:task-clock",
+        "overflow:task-clock@",
+        "overflow:@100",
+        "overflow:",
+        "overflow:task-clock@-5",
+        "overflow:task-clock@+5",
+        "overflow:task-clock@10ms",
+        "overflow:task-clock@ 5",
+        "overflow:task-clock@5 ",
+        "overflow:task-clock@0x10",
+        "overflow:bad name@5",
+        "overflow:a@b@5",
+        "overflow:task-clock@9223372036854775808",   /* 2^63: the kernel refuses it */
+        "overflow:task-clock@99999999999999999999", /* past 2^64 */
+        "overflow:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@5", /* 64 letters */
+        "Overflow:task-clock@5",
+        "overflow task-clock@5",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct wp_config c;
+        reset();
+        env_set("WAITPROF_TIMER", bad[i]);
+        wp_config_load(&c, fake_getenv, capture);
+        assert_one_report("WAITPROF_TIMER", bad[i]);
+        ck_assert_msg(strstr(lines[0], "overflow:EVENT@PERIOD") != NULL, "%s: %s", bad[i], lines[0]);
+        assert_defaults_except(&c, "");
+    }
+}
+END_TEST
+
 /* WAITPROF_COUNTERS: names kept in order; a bad name, a repeat or a name
  * past the eighth is one line each, and the rest are still kept. */
 START_TEST(test_counters)
@@ -819,6 +887,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_unknown_reported_once_each);
     tcase_add_test(tc, test_known_silent);
     tcase_add_test(tc, test_counters);
+    tcase_add_test(tc, test_timer_overflow);
     tcase_add_test(tc, test_variables_documented);
     tcase_add_test(tc, test_man_pages_render);
     suite_add_tcase(s, tc);
