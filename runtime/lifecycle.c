@@ -640,6 +640,7 @@ void wp_hook_init(int rc)
      * unprofiled, through the lean wrappers. */
     char why[256];
     if (wp_abi_mismatch(why, sizeof why)) {
+        wp_foreign = 1;
         wp_lean = 1;
         wp_log_rank = wp_abi_launcher_rank(); /* one line for the job, not one per process */
         wp_log("waitprof: %s; the program runs unprofiled. Use a waitprof built with this MPI's compiler "

@@ -20,6 +20,7 @@ __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 /* Lean wrappers (wrap/wrap.h): set by the MPI_Init hook, read by the
  * wrappers and the handler. */
 int wp_lean;
+int wp_foreign;
 int wp_errors_may_return;
 
 int (*wp_hook_stalled)(void);

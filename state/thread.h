@@ -66,6 +66,13 @@ extern __thread wp_thread_t wp_self __attribute__((tls_model("initial-exec")));
 /* Lean wrappers (wrap/wrap.h): no clock read, no per-call bookkeeping.  Set
  * once by the MPI_Init hook, before sampling starts. */
 extern int wp_lean;
+/* The program runs on another MPI than the build's (runtime/abi.h): its
+ * handles have another width (Open MPI's are pointers, MPICH's ints), so
+ * the wrappers pass every call straight to the PMPI name as a tail call
+ * with the registers as they came, before any code of theirs could
+ * narrow a handle to the build's type.  Set with wp_lean, once, at
+ * MPI_Init. */
+extern int wp_foreign;
 
 /* Set for good when the program sets an error handler on anything
  * (wp_hook_errhandler in wrap/wrap.c, from the table's *_set_errhandler

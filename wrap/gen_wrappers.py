@@ -576,19 +576,27 @@ def gen_c(name, cname, cls, opts, params):
     params_s = ", ".join(decls) or "void"
     full = c_body(name, cname, cls, opts, decls, names, False)
     lean = c_body(name, cname, cls, opts, decls, names, True)
+    args = ", ".join(names)
+    # A program on another MPI (wp_foreign, state/thread.h): straight to the
+    # PMPI name, a tail call with the arguments as they came, before any
+    # code here could narrow a handle to this build's type.  Not for a
+    # variadic function, whose arguments cannot be passed on.
+    foreign = [] if variadic else ["    if (wp_foreign)", "        return P%s(%s);" % (cname, args)]
     if variadic or [l.replace("WP_FN_%s, 1)" % name, "WP_FN_%s, 0)" % name) for l in full] == lean:
         # One body; only the clock read depends on the mode.
         full[0] = "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, %s);" % (name, "0" if cls in UNTIMED else "!wp_lean")
-        return "\n".join(["WP_API int %s(%s)" % (cname, params_s), "{"] + full + ["}", ""])
-    args = ", ".join(names)
+        guard = ["    if (__builtin_expect(wp_lean, 0) && wp_foreign)", "        return P%s(%s);" % (cname, args)]
+        return "\n".join(["WP_API int %s(%s)" % (cname, params_s), "{"] + ([] if variadic else guard) + full +
+                         ["}", ""])
     out = ["WP_WRAP_FORM int wp_lean_%s(%s)" % (cname, params_s), "{"] + lean + ["}", ""]
     site = any("WP_CALL_SITE" in l for l in full)
     out += ["WP_WRAP_FORM int wp_full_%s(%s)" % (cname, params_s), "{"]
     out += ["    uintptr_t wp_site = wp_call_site;"] if site else []
     out += [l.replace("WP_CALL_SITE", "wp_site") for l in full] + ["}", ""]
     out += ["WP_API int %s(%s)" % (cname, params_s), "{",
-            "    if (__builtin_expect(wp_lean, 0))",
-            "        return wp_lean_%s(%s);" % (cname, args)]
+            "    if (__builtin_expect(wp_lean, 0)) {"]
+    out += ["    " + l for l in foreign[:1]] + ["    " + l for l in foreign[1:]]
+    out += ["        return wp_lean_%s(%s);" % (cname, args), "    }"]
     out += ["    wp_call_site = WP_CALL_SITE;"] if site else []
     out += ["    return wp_full_%s(%s);" % (cname, args), "}", ""]
     return "\n".join(out)
