@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +35,7 @@
 
 #include "state/config.h"
 #include "state/log.h"
+#include "state/mpiwait.h"
 #include "state/run.h"
 #include "fallback/estimate.h"
 #include "match/clock.h"
@@ -160,20 +160,6 @@ static struct {
     unsigned long long seed;
     unsigned long long clock[4];
 } wp_agreed;
-
-/* Wait for a request of waitprof's own, giving the CPU away while it is
- * not complete.  The ranks leave PMPI_Init at different times, and the
- * first collective call absorbs that; where ranks outnumber cores, a rank
- * that waits by polling (MPICH polls without yielding) takes the CPU from
- * the ranks still in PMPI_Init.  Where a core is free, sched_yield returns
- * at once. */
-static int wp_wait_yield(MPI_Request *req)
-{
-    int done = 0, rc;
-    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        sched_yield();
-    return rc;
-}
 
 /* Rank 0 only: the seed of random:N without one. */
 static void wp_draw_seed(void)
@@ -633,6 +619,10 @@ void wp_hook_init(int rc)
                "(./configure MPICC=...)", why);
         return;
     }
+    /* The ranks leave PMPI_Init at different times and this first
+     * collective absorbs that: waited for with sched_yield, so a rank that
+     * left early does not take the CPU from those still in PMPI_Init
+     * (state/mpiwait.h). */
     MPI_Request dup;
     if (PMPI_Comm_idup(MPI_COMM_WORLD, &wp_comm, &dup) != MPI_SUCCESS || wp_wait_yield(&dup) != MPI_SUCCESS)
         return;
