@@ -229,7 +229,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     int nc = 0;
     struct wp_mcomm **cv = wp_match_comms(&nc);
     for (int i = 0; cv && i < nc; i++)
-        wp_match_flush(cv[i]);
+        wp_match_flush(cv[i], 1);
     free(cv);
 
     /* 2. Point-to-point: every record to its partner. */

@@ -296,7 +296,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * rank, selected or not): the held samples of collective calls are
      * classified against the global ones when the profile is built. */
     if (status == WP_END_COMPLETE) {
-        wp_estimate_minima(wp_comm, wp_run.rank);
+        wp_estimate_minima(wp_comm, wp_run.rank, (wp_run.end_ns - wp_run.start_ns) * 1e-9);
         /* And the matched instances (collective too): the held samples
          * of matched categories are classified by their measured waits. */
         wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
@@ -453,20 +453,29 @@ static void wp_finalize_reduce(void)
                                    wp_sampler_unsampled_threads(), (unsigned long long)wp_run.selected,
                                    (unsigned long long)cut};
     unsigned long long *sum = wp_sum.sum;
-    PMPI_Reduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm);
     /* Max of stride and of sampled time, min of sampled time (as a max of
      * its negation, so one MPI_MAX reduction does all three); unselected
      * ranks send neutral values. */
     long long mx[3] = {(long long)stride, wp_run.selected ? (long long)sampled_ns : 0,
                        wp_run.selected ? -(long long)sampled_ns : LLONG_MIN};
-    PMPI_Reduce(mx, wp_sum.gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
     long first = wp_ranks_first(&wp_run.cfg.ranks, wp_run.size);
-    if (first > 0 && wp_run.rank == first)
-        PMPI_Send(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm);
+    /* Both reductions and the intervals' message at once, waited for with
+     * sched_yield: rank 0 waits here for the ranks still writing their
+     * files, and polling would take a core from them (state/mpiwait.h). */
+    MPI_Request req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (PMPI_Ireduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm, &req[0]) != MPI_SUCCESS)
+        req[0] = MPI_REQUEST_NULL;
+    if (PMPI_Ireduce(mx, wp_sum.gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm, &req[1]) != MPI_SUCCESS)
+        req[1] = MPI_REQUEST_NULL;
+    if (first > 0 && wp_run.rank == first &&
+        PMPI_Isend(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm, &req[2]) != MPI_SUCCESS)
+        req[2] = MPI_REQUEST_NULL;
+    if (first > 0 && wp_run.rank == 0 &&
+        PMPI_Irecv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, &req[2]) != MPI_SUCCESS)
+        req[2] = MPI_REQUEST_NULL;
+    wp_waitall_yield(3, req);
     if (wp_run.rank != 0)
         return;
-    if (first > 0)
-        PMPI_Recv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, MPI_STATUS_IGNORE);
     memcpy(wp_sum.iv, iv, sizeof wp_sum.iv);
     wp_sum.first = first;
     /* Seconds from the start of waitprof's MPI_Finalize work to here (all
