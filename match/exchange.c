@@ -34,7 +34,11 @@
  * predecessor is resolved (or that has none) tells its receiver the
  * predecessor's wait and terminal delays.  Predecessors precede their
  * successors in time, so the rounds end; a wait whose sender never tells
- * (its record was dropped) counts as direct.  The direct part is the
+ * (its record was dropped) counts as direct.  Where every rank's waits
+ * and sends together are few (wp_prop_gather), they are gathered on every
+ * rank in one collective instead, and each rank runs the same rounds for
+ * all ranks (match/local.c, wp_prop_gathered): the same answers in the same
+ * rounds, so the same terminal delays.  The direct part is the
  * delayer's short-term cost, the propagated parts the terminal delays'
  * long-term costs.  Late Receiver waits and collective waits are counted
  * as direct: their delayers' previous waits are not followed. */
@@ -50,6 +54,7 @@
 #include "format/format.h"
 #include "state/clock.h"
 #include "state/functions.h"
+#include "state/config.h"
 #include "state/log.h"
 #include "state/mpiwait.h"
 
@@ -195,6 +200,26 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
 
 #define WP_TAG_PROP 7708
 #define WP_PROP_ROUNDS 4096
+/* The gather's bound, in elements (struct wp_gprop, 40 bytes): by
+ * default WP_GATHER_DEFAULT, 16384 (640 KiB), or WAITPROF_TEST_GATHER.
+ * With P ranks holding at most R records each, the gathered blocks take
+ * P (R + 1) elements (a record makes at most one wait or send), so the
+ * propagation is gathered where P (R + 1) is within the bound and runs in
+ * rounds of messages elsewhere.  A rank then receives, holds and works
+ * through at most the bound's elements (with the resolution's tables at
+ * most about 4 MB, all of them waits), whatever P is, so a rank's work
+ * stays independent of the number of ranks, as it is in the rounds.
+ * Within the bound one collective replaces the rounds, one collective
+ * each (16-20 for the ring of bench/init_cost.c at 4 ranks), which
+ * matters where a collective costs milliseconds (ranks outnumbering
+ * cores: doc/performance.md, "Start-up and finalize"). */
+static size_t wp_prop_gather = WP_GATHER_DEFAULT;
+
+void wp_match_gather_limit(size_t n)
+{
+    wp_prop_gather = n;
+}
+
 /* The rounds (see the header): every rank calls this together, whatever it
  * holds, and leaves after the same round as the others.  The consensus
  * collective of each round's exchange also carries the round's agreement
@@ -243,12 +268,35 @@ static void wp_prop_rounds(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds
     free(peer);
 }
 
+/* The propagation (see the header): gathered where every rank's blocks of
+ * blk elements fit in all (size blocks, reserved before the exchange),
+ * otherwise in rounds.  Every rank takes the same branch: blk comes from
+ * the exchange's consensus. */
+static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, int rank, int size, struct wp_gprop *all, size_t blk,
+                         uint64_t *rounds, int *gathered)
+{
+    *gathered = 0;
+    if (all == NULL) {
+        wp_prop_rounds(wcomm, m, rounds);
+        return;
+    }
+    *gathered = 1;
+    wp_prop_pack(m, all + (size_t)rank * blk, blk);
+    MPI_Request req;
+    int ok = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)(blk * sizeof *all), MPI_BYTE, wcomm,
+                             &req) == MPI_SUCCESS &&
+             wp_wait_yield(&req) == MPI_SUCCESS;
+    if (!ok || wp_prop_gathered(m, rank, all, size, blk, WP_PROP_ROUNDS, rounds) != 0)
+        wp_log_always("waitprof: rank %d: %s to follow waits through waiting ranks; the rest counted as direct",
+                      rank, ok ? "no memory" : "could not gather what it needs");
+    wp_prop_direct(m);
+}
+
 struct wp_match_fig wp_match_fig;
 
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 {
     static int done;
-    (void)size;
     if (!wp_match_on || done)
         return 0;
     done = 1;
@@ -273,8 +321,21 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     for (size_t i = 0; i < nrec; i++)
         byp[i] = &wp_match_recs[i];
     qsort(byp, nrec, sizeof *byp, wp_by_peer);
+    /* The propagation's gather (wp_propagate) needs the same memory on
+     * every rank or none: reserved now, where this rank's own records
+     * would allow it, and every rank's lack of it travels in the
+     * exchange's consensus with the most records any rank holds. */
+    struct wp_gprop *all = NULL;
+    if (wp_match_nrec + 1 <= wp_prop_gather / (size_t)(size > 0 ? size : 1))
+        all = malloc(wp_prop_gather * sizeof *all);
+    long long red[2] = {(long long)wp_match_nrec, all == NULL}, glob[2] = {0, 1};
     size_t nin = 0;
-    struct wp_mwire *in = wp_exchange(wcomm, byp, nrec, &nin, NULL, NULL, 0);
+    struct wp_mwire *in = wp_exchange(wcomm, byp, nrec, &nin, red, glob, 2);
+    size_t blk = glob[0] >= 0 ? (size_t)glob[0] + 1 : SIZE_MAX;
+    if (glob[1] != 0 || blk > wp_prop_gather / (size_t)(size > 0 ? size : 1)) {
+        free(all);
+        all = NULL;
+    }
     free(byp);
     if (in == NULL && nrec)
         wp_log_always("waitprof: rank %d: no memory to match its messages; their waits are estimated", rank);
@@ -292,7 +353,9 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 
     /* 4. Propagation. */
     uint64_t rounds = 0;
-    wp_prop_rounds(wcomm, &m, &rounds);
+    int gathered = 0;
+    wp_propagate(wcomm, &m, rank, size, all, blk, &rounds, &gathered);
+    free(all);
     uint64_t inconsistent = m.inconsistent;
     wp_mlocal_free(&m);
     pthread_mutex_lock(&wp_match_mu);
@@ -305,6 +368,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         pthread_mutex_unlock(&wp_match_mu);
     }
     wp_match_fig = (struct wp_match_fig){.finalize_ns = wp_clock_ns() - start, .clock_ns = synced - start,
-                                         .held = wp_match_nrec, .received = nin};
+                                         .held = wp_match_nrec, .received = nin,
+                                         .gathered = (uint64_t)gathered};
     return 0;
 }

@@ -671,6 +671,7 @@ void wp_hook_init(int rc)
                         wp_run.cfg.test_clock_drift_ppm);
     wp_match_init(wp_comm, wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match,
                   wp_run.cfg.memory / 4);
+    wp_match_gather_limit((size_t)wp_run.cfg.test_gather);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;
