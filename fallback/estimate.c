@@ -275,11 +275,17 @@ static struct {
  * completed, so it is kept per function (kind 0). */
 static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT], pmin[WP_MIN_COUNT];
 
-int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds)
+/* The reductions wp_estimate_minima_start started, until
+ * wp_estimate_minima completes them. */
+static MPI_Request wp_min_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+static int wp_min_rc, wp_min_started;
+static double wp_min_run_seconds;
+
+void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
 {
-    if (wp_mins.done)
-        return wp_mins.ok ? 0 : -1;
-    wp_mins.done = 1;
+    if (wp_min_started)
+        return;
+    wp_min_started = 1;
     /* 1. One table for the rank. */
     uint32_t slots = 4096;
     int ntables = wp_table_count(&wp_stats_list);
@@ -343,22 +349,32 @@ int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds)
      * travels at the same time: both reductions are started, then waited
      * for together, with sched_yield (state/mpiwait.h), so their latencies
      * overlap and a waiting rank leaves its core to those still coming. */
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request *req = wp_min_req;
     wp_mins.run_total = 0;
-    int rc = PMPI_Iallreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm, &req[0]);
-    if (rc != MPI_SUCCESS)
+    wp_min_run_seconds = run_seconds;
+    wp_min_rc = PMPI_Iallreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm, &req[0]);
+    if (wp_min_rc != MPI_SUCCESS)
         req[0] = MPI_REQUEST_NULL;
-    if (PMPI_Iallreduce(&run_seconds, &wp_mins.run_total, 1, MPI_DOUBLE, MPI_SUM, comm, &req[1]) != MPI_SUCCESS) {
+    if (PMPI_Iallreduce(&wp_min_run_seconds, &wp_mins.run_total, 1, MPI_DOUBLE, MPI_SUM, comm, &req[1]) !=
+        MPI_SUCCESS) {
         req[1] = MPI_REQUEST_NULL;
         wp_mins.run_total = 0;
     }
-    if (wp_waitall_yield(2, req) != MPI_SUCCESS || rc != MPI_SUCCESS)
-        /* Without the global minima, the own ones. */
-        memcpy(gmin, lmin, sizeof gmin);
     wp_mins.ok = ok;
     wp_mins.overflow = overflow;
     wp_mins.all = all;
-    return ok ? 0 : -1;
+}
+
+int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds)
+{
+    if (wp_mins.done)
+        return wp_mins.ok ? 0 : -1;
+    wp_mins.done = 1;
+    wp_estimate_minima_start(comm, rank, run_seconds);
+    if (wp_waitall_yield(2, wp_min_req) != MPI_SUCCESS || wp_min_rc != MPI_SUCCESS)
+        /* Without the global minima, the own ones. */
+        memcpy(gmin, lmin, sizeof gmin);
+    return wp_mins.ok ? 0 : -1;
 }
 
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,

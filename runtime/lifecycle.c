@@ -296,10 +296,16 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * rank, selected or not): the held samples of collective calls are
      * classified against the global ones when the profile is built. */
     if (status == WP_END_COMPLETE) {
-        wp_estimate_minima(wp_comm, wp_run.rank, (wp_run.end_ns - wp_run.start_ns) * 1e-9);
-        /* And the matched instances (collective too): the held samples
-         * of matched categories are classified by their measured waits. */
+        /* The minima's reductions are started first and completed after
+         * the matched instances' step (collective too: the held samples
+         * of matched categories are classified by their measured waits),
+         * so that the ranks meet in one collective step fewer: each costs
+         * milliseconds where ranks outnumber cores (doc/performance.md,
+         * "Start-up and finalize"). */
+        double run_s = (wp_run.end_ns - wp_run.start_ns) * 1e-9;
+        wp_estimate_minima_start(wp_comm, wp_run.rank, run_s);
         wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
+        wp_estimate_minima(wp_comm, wp_run.rank, run_s);
     }
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)
