@@ -281,7 +281,9 @@ static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, int rank, int size
         return;
     }
     *gathered = 1;
-    wp_prop_pack(m, all + (size_t)rank * blk, blk);
+    /* The block's unused tail is zeroed: it travels too. */
+    size_t used = wp_prop_pack(m, all + (size_t)rank * blk, blk);
+    memset(all + (size_t)rank * blk + used, 0, (blk - used) * sizeof *all);
     MPI_Request req;
     int ok = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)(blk * sizeof *all), MPI_BYTE, wcomm,
                              &req) == MPI_SUCCESS &&
