@@ -11,6 +11,7 @@
 #include "fallback/wsreduce.h"
 #include "match/match.h"
 #include "state/log.h"
+#include "state/mpiwait.h"
 #include "sampler/store.h"
 #include "symbols/symbolize.h"
 #include "state/clock.h"
@@ -208,7 +209,11 @@ static struct wp_agg *wp_agg_tree(MPI_Comm comm, int rank, int size, struct wp_a
                 wp_log_always("waitprof: rank %d: wait-state list too large to send; its figures are left out", rank);
                 bytes = 0;
             }
-            PMPI_Send(cur, (int)bytes, MPI_BYTE, rank - mask, WP_TAG_WAITS, comm);
+            /* Waited for with sched_yield, as the probe below: a parent
+             * or child still symbolizing needs the core (state/mpiwait.h). */
+            MPI_Request req;
+            if (PMPI_Isend(cur, (int)bytes, MPI_BYTE, rank - mask, WP_TAG_WAITS, comm, &req) == MPI_SUCCESS)
+                wp_wait_yield(&req);
             free(cur);
             *n = 0;
             return NULL;
@@ -216,8 +221,11 @@ static struct wp_agg *wp_agg_tree(MPI_Comm comm, int rank, int size, struct wp_a
         if (rank + mask >= size)
             continue;
         MPI_Status st;
-        int bytes = 0;
-        PMPI_Probe(rank + mask, WP_TAG_WAITS, comm, &st);
+        int bytes = 0, here = 0;
+        while (PMPI_Iprobe(rank + mask, WP_TAG_WAITS, comm, &here, &st) == MPI_SUCCESS && !here)
+            wp_poll_yield();
+        if (!here)
+            PMPI_Probe(rank + mask, WP_TAG_WAITS, comm, &st);
         PMPI_Get_count(&st, MPI_BYTE, &bytes);
         size_t nin = (size_t)bytes / sizeof *cur;
         struct wp_agg *in = malloc(bytes > 0 ? (size_t)bytes : 1);
@@ -257,6 +265,7 @@ static struct {
     int done, ok;
     uint64_t overflow;
     struct wp_stats *all;
+    double run_total; /* the ranks' run times, summed */
 } wp_mins;
 /* The minima per (function, size class, role), in ns: fixed arrays, so that
  * no allocation failure can make a rank skip the reduction and leave the
@@ -266,11 +275,17 @@ static struct {
  * completed, so it is kept per function (kind 0). */
 static uint64_t lmin[WP_MIN_COUNT], gmin[WP_MIN_COUNT], pmin[WP_MIN_COUNT];
 
-int wp_estimate_minima(MPI_Comm comm, int rank)
+/* The reductions wp_estimate_minima_start started, until
+ * wp_estimate_minima completes them. */
+static MPI_Request wp_min_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+static int wp_min_rc, wp_min_started;
+static double wp_min_run_seconds;
+
+void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
 {
-    if (wp_mins.done)
-        return wp_mins.ok ? 0 : -1;
-    wp_mins.done = 1;
+    if (wp_min_started)
+        return;
+    wp_min_started = 1;
     /* 1. One table for the rank. */
     uint32_t slots = 4096;
     int ntables = wp_table_count(&wp_stats_list);
@@ -329,23 +344,47 @@ int wp_estimate_minima(MPI_Comm comm, int rank)
     } else {
         wp_log_always("waitprof: rank %d: no memory for the wait-state estimate; its figures are left out", rank);
     }
-    /* Every rank takes part, with "no minimum" everywhere if it has no data. */
-    PMPI_Allreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm);
+    /* Every rank takes part, with "no minimum" everywhere if it has no data.
+     * The run's time summed over the ranks (for waitstates.txt's shares)
+     * travels at the same time: both reductions are started, then waited
+     * for together, with sched_yield (state/mpiwait.h), so their latencies
+     * overlap and a waiting rank leaves its core to those still coming. */
+    MPI_Request *req = wp_min_req;
+    wp_mins.run_total = 0;
+    wp_min_run_seconds = run_seconds;
+    wp_min_rc = PMPI_Iallreduce(lmin, gmin, (int)WP_MIN_COUNT, MPI_UINT64_T, MPI_MIN, comm, &req[0]);
+    if (wp_min_rc != MPI_SUCCESS)
+        req[0] = MPI_REQUEST_NULL;
+    if (PMPI_Iallreduce(&wp_min_run_seconds, &wp_mins.run_total, 1, MPI_DOUBLE, MPI_SUM, comm, &req[1]) !=
+        MPI_SUCCESS) {
+        req[1] = MPI_REQUEST_NULL;
+        wp_mins.run_total = 0;
+    }
     wp_mins.ok = ok;
     wp_mins.overflow = overflow;
     wp_mins.all = all;
-    return ok ? 0 : -1;
+}
+
+int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds)
+{
+    if (wp_mins.done)
+        return wp_mins.ok ? 0 : -1;
+    wp_mins.done = 1;
+    wp_estimate_minima_start(comm, rank, run_seconds);
+    if (wp_waitall_yield(2, wp_min_req) != MPI_SUCCESS || wp_min_rc != MPI_SUCCESS)
+        /* Without the global minima, the own ones. */
+        memcpy(gmin, lmin, sizeof gmin);
+    return wp_mins.ok ? 0 : -1;
 }
 
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
                          double run_seconds, double threshold)
 {
-    wp_estimate_minima(comm, rank);
+    wp_estimate_minima(comm, rank, run_seconds);
     int ok = wp_mins.ok;
     uint64_t overflow = wp_mins.overflow;
     struct wp_stats *all = wp_mins.all;
-    double run_total = 0;
-    PMPI_Allreduce(&run_seconds, &run_total, 1, MPI_DOUBLE, MPI_SUM, comm);
+    double run_total = wp_mins.run_total;
 
     /* 3. Rows: one per category, wait from the right minimum. */
     struct wp_row *rows = NULL;

@@ -35,10 +35,17 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
 
 /* The first half of wp_estimate_finalize(), which calls it if nobody did:
  * the minima, with the one reduction over comm (collective; every rank,
- * sampled or not).  Called before the profile is written, so that the
- * held samples of collective calls are classified against the global
- * minimum.  Returns 0, or -1 when the rank had no memory for its table. */
-int wp_estimate_minima(MPI_Comm comm, int rank);
+ * sampled or not), and the sum of the ranks' run_seconds beside it (the
+ * same value wp_estimate_finalize gets).  Called before the profile is
+ * written, so that the held samples of collective calls are classified
+ * against the global minimum.  Returns 0, or -1 when the rank had no
+ * memory for its table. */
+int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds);
+/* Its first part alone: the table, and the two reductions started, not
+ * waited for, so that other collectives of waitprof's (the matched
+ * instances' finalize step) can run while they complete; every rank then
+ * calls wp_estimate_minima, which waits for them.  Collective, like it. */
+void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds);
 
 /* The minimum (ns) that decides a held sample of a call of category (fn,
  * sclass, role) (sampler/store.h): a sample that was taken more than this

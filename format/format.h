@@ -236,7 +236,8 @@ static inline int wp_end_is_complete(const char *status)
     X(sampled_ns, 0) X(pcontrol_toggles_lost, 0) X(match_rate, 0) X(match_matched, 0)                \
     X(match_unmatched, 0) X(match_dropped, 0) X(match_unnumbered, 0) X(match_rounds, 0)             \
     X(match_records, 0) X(match_held, 0) X(match_received, 0) X(match_finalize_ns, 0)               \
-    X(match_clock_ns, 0) X(clock_offset_ns, 0) X(clock_error_ns, 0) X(clock_syncs, 0)
+    X(match_clock_ns, 0) X(match_gathered, 0) X(clock_offset_ns, 0) X(clock_error_ns, 0)            \
+    X(clock_syncs, 0)
 
 enum wp_meta_key {
 #define WP_X_(key, run) WP_MK_##key,

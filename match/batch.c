@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "state/mpiwait.h"
 #include "match/batch.h"
 #include "match/clock.h"
 #include "match/internal.h"
@@ -231,14 +232,14 @@ void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t
     /* A batch that filled at a nonblocking instance is reduced here, after
      * the blocking one returned (see the top of this file). */
     if (b->n == WP_CBATCH)
-        wp_match_flush(mc);
+        wp_match_flush(mc, 0);
     /* Only the thread calling a collective on mc touches its batch: MPI
      * requires the program to order collective calls on a communicator. */
     b->e[b->n++] = (struct wp_centry){.k = k, .t0 = enter, .t1 = wp_ticks(), .cat = *c, .is_root = is_root,
                                       .cause = cause, .cls = (uint8_t)wp_fn_table[c->fn].wclass};
     __atomic_fetch_add(&wp_match_cnt.coll_records, 1, __ATOMIC_RELAXED);
     if (b->n == WP_CBATCH)
-        wp_match_flush(mc);
+        wp_match_flush(mc, 0);
 }
 
 /* With the mutex held: the reduction's part of the followed instance of
@@ -260,7 +261,22 @@ static int wp_nbc_reduced(const struct wp_centry *e, int ok, double ref, int pat
     return (x->state & WP_NBC_COMPLETED) ? wp_nbc_resolve(e->nbc - 1, out) : 0;
 }
 
-void wp_match_flush(struct wp_mcomm *mc)
+/* One of the batch's reductions.  During the run a blocking MPI_Allreduce,
+ * inside the program's own collective call; at MPI_Finalize the same
+ * reduction started nonblocking and waited for with sched_yield
+ * (state/mpiwait.h), since there the ranks arrive at different times and
+ * may outnumber the cores. */
+static int wp_batch_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm,
+                              int at_finalize)
+{
+    if (!at_finalize)
+        return PMPI_Allreduce(in, out, n, t, op, comm);
+    MPI_Request req;
+    int rc = PMPI_Iallreduce(in, out, n, t, op, comm, &req);
+    return rc == MPI_SUCCESS ? wp_wait_yield(&req) : rc;
+}
+
+void wp_match_flush(struct wp_mcomm *mc, int at_finalize)
 {
     struct wp_cbatch *b = mc->batch;
     if (b == NULL || b->n == 0)
@@ -278,7 +294,8 @@ void wp_match_flush(struct wp_mcomm *mc)
     static struct wp_nbc_out out[WP_CBATCH];
     static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
     int nout = 0;
-    if (PMPI_Allreduce(b->in, b->out, (int)(3 * n), MPI_DOUBLE_INT, MPI_MAXLOC, mc->handle) != MPI_SUCCESS) {
+    if (wp_batch_allreduce(b->in, b->out, (int)(3 * n), MPI_DOUBLE_INT, MPI_MAXLOC, mc->handle, at_finalize) !=
+        MPI_SUCCESS) {
         pthread_mutex_lock(&out_mu);
         pthread_mutex_lock(&wp_match_mu);
         for (uint32_t i = 0; i < n; i++)
@@ -324,7 +341,7 @@ void wp_match_flush(struct wp_mcomm *mc)
         if (delayer[i] == mc->rank)
             wp_cause_used(e->cause);
     }
-    if (PMPI_Allreduce(b->cin, b->cout, (int)n, MPI_UINT64_T, MPI_BOR, mc->handle) != MPI_SUCCESS)
+    if (wp_batch_allreduce(b->cin, b->cout, (int)n, MPI_UINT64_T, MPI_BOR, mc->handle, at_finalize) != MPI_SUCCESS)
         memset(b->cout, 0, n * sizeof *b->cout);
     /* Nonblocking instances: their wait is their completion call's. */
     pthread_mutex_lock(&out_mu);

@@ -15,8 +15,9 @@
 void wp_match_coll_record(const struct wp_mcat *c, struct wp_mcomm *mc, uint64_t k, int is_root, uint64_t enter,
                           uint64_t cause);
 /* Reduce mc's batch over mc (collective: every member has the same chosen
- * instances) and add the waits to the measured table. */
-void wp_match_flush(struct wp_mcomm *mc);
+ * instances) and add the waits to the measured table; at_finalize: from
+ * wp_match_finalize, whose reductions wait with sched_yield. */
+void wp_match_flush(struct wp_mcomm *mc, int at_finalize);
 
 /* Keep a chosen nonblocking collective instance k of mc, whose I-call
  * entered at enter: cls is its wait class (WP_CLASS_NXN, _BARRIER, _ONE2N,

@@ -34,11 +34,16 @@
  * predecessor is resolved (or that has none) tells its receiver the
  * predecessor's wait and terminal delays.  Predecessors precede their
  * successors in time, so the rounds end; a wait whose sender never tells
- * (its record was dropped) counts as direct.  The direct part is the
+ * (its record was dropped) counts as direct.  Where every rank's waits
+ * and sends together are few (wp_prop_gather), they are gathered on every
+ * rank in one collective instead, and each rank runs the same rounds for
+ * all ranks (match/local.c, wp_prop_gathered): the same answers in the same
+ * rounds, so the same terminal delays.  The direct part is the
  * delayer's short-term cost, the propagated parts the terminal delays'
  * long-term costs.  Late Receiver waits and collective waits are counted
  * as direct: their delayers' previous waits are not followed. */
 #include <float.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +54,9 @@
 #include "format/format.h"
 #include "state/clock.h"
 #include "state/functions.h"
+#include "state/config.h"
 #include "state/log.h"
+#include "state/mpiwait.h"
 
 /* --- point-to-point -------------------------------------------------------------------- */
 
@@ -64,13 +71,20 @@ static int wp_by_peer(const void *a, const void *b)
 /* Send every element to its partner's rank (peer[i], sorted) and receive
  * the others': the nonblocking consensus of Hoefler et al. (synchronous
  * sends to the partners, receives of whatever arrives, and a nonblocking
- * barrier entered once the own sends are matched), so that no rank needs
- * to know who will send to it and nothing is gathered on one rank.  All
- * ranks call it together; a round's messages are all received before its
- * barrier completes, so rounds cannot mix.  Returns the received elements
- * (*nin set), or NULL with *nin 0 (*failed set when some were lost). */
+ * collective entered once the own sends are matched), so that no rank
+ * needs to know who will send to it and nothing is gathered on one rank.
+ * All ranks call it together; a round's messages are all received before
+ * its collective completes, so rounds cannot mix.  The collective is an
+ * MPI_Iallreduce (MPI_MAX) of the nred values in red rather than a bare
+ * MPI_Ibarrier: it completes only once every rank has entered it, as the
+ * barrier does, and it carries what the caller must agree on next, so no
+ * second collective is needed for that (glob: the maxima).  A pass that
+ * finds nothing to receive and nothing completed yields the core
+ * (state/mpiwait.h).  Returns the received elements (*nin set), or NULL
+ * with *nin 0 (*failed set when some were lost). */
+#define WP_NBX_RED 3
 static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, size_t n, size_t elsize,
-                    size_t *nin, int *failed)
+                    size_t *nin, int *failed, const long long *red, long long *glob, int nred)
 {
     *nin = 0;
     size_t npeers = 0;
@@ -95,12 +109,18 @@ static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, s
     size_t cap = 1024, m = 0;
     char *in = malloc(cap * elsize);
     MPI_Request bar = MPI_REQUEST_NULL;
-    int barrier = 0, done = 0;
+    long long mine[WP_NBX_RED] = {0};
+    if (nred > 0 && nred <= WP_NBX_RED)
+        memcpy(mine, red, (size_t)nred * sizeof *mine);
+    else
+        nred = 0;
+    int entered = 0, done = 0;
     size_t sent = 0;
     while (!done) {
-        int flag = 0;
+        int flag = 0, moved = 0;
         MPI_Status st;
         if (PMPI_Iprobe(MPI_ANY_SOURCE, tag, wcomm, &flag, &st) == MPI_SUCCESS && flag) {
+            moved = 1;
             int bytes = 0;
             PMPI_Get_count(&st, MPI_BYTE, &bytes);
             size_t k = (size_t)bytes / elsize;
@@ -123,7 +143,7 @@ static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, s
                 *failed = 1;
             }
         }
-        if (!barrier) {
+        if (!entered) {
             /* One test per send (MPI_Test, not MPI_Testall: GCC takes
              * MPICH's MPI_STATUSES_IGNORE for an empty array). */
             while (sent < np) {
@@ -131,12 +151,20 @@ static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, s
                 if (PMPI_Test(&reqs[sent], &f, MPI_STATUS_IGNORE) == MPI_SUCCESS && !f)
                     break;
                 sent++;
+                moved = 1;
             }
-            if (sent == np && PMPI_Ibarrier(wcomm, &bar) == MPI_SUCCESS)
-                barrier = 1;
-        } else {
-            PMPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+            if (sent == np &&
+                PMPI_Iallreduce(mine, glob, nred, MPI_LONG_LONG, MPI_MAX, wcomm, &bar) == MPI_SUCCESS)
+                entered = moved = 1;
+        } else if (PMPI_Test(&bar, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            /* The consensus failed: zeros, as for a failed reduction
+             * (the propagation then ends). */
+            if (nred > 0)
+                memset(glob, 0, (size_t)nred * sizeof *glob);
+            done = 1;
         }
+        if (!moved && !done)
+            wp_poll_yield();
     }
     free(reqs);
     if (in == NULL)
@@ -146,7 +174,8 @@ static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, s
 }
 
 /* Every record to its partner, as the partner needs it. */
-static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t nrec, size_t *nin)
+static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t nrec, size_t *nin,
+                                    const long long *red, long long *glob, int nred)
 {
     struct wp_mwire *out = malloc((nrec ? nrec : 1) * sizeof *out);
     int *peer = calloc(nrec ? nrec : 1, sizeof *peer);
@@ -156,7 +185,7 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
         out[j] = wp_mwire_of(byp[j]);
         peer[j] = byp[j]->peer;
     }
-    struct wp_mwire *in = wp_nbx(wcomm, WP_TAG_MATCH, out, peer, n, sizeof *out, nin, &failed);
+    struct wp_mwire *in = wp_nbx(wcomm, WP_TAG_MATCH, out, peer, n, sizeof *out, nin, &failed, red, glob, nred);
     free(out);
     free(peer);
     if (failed) {
@@ -171,34 +200,63 @@ static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t
 
 #define WP_TAG_PROP 7708
 #define WP_PROP_ROUNDS 4096
+/* The gather's bound, in elements (struct wp_gprop, 40 bytes): by
+ * default WP_GATHER_DEFAULT, 16384 (640 KiB), or WAITPROF_TEST_GATHER.
+ * With P ranks holding at most R records each, the gathered blocks take
+ * P (R + 1) elements (a record makes at most one wait or send), so the
+ * propagation is gathered where P (R + 1) is within the bound and runs in
+ * rounds of messages elsewhere.  A rank then receives, holds and works
+ * through at most the bound's elements (with the resolution's tables at
+ * most about 4 MB, all of them waits), whatever P is, so a rank's work
+ * stays independent of the number of ranks, as it is in the rounds.
+ * Within the bound one collective replaces the rounds, one collective
+ * each (16-20 for the ring of bench/init_cost.c at 4 ranks), which
+ * matters where a collective costs milliseconds (ranks outnumbering
+ * cores: doc/performance.md, "Start-up and finalize"). */
+static size_t wp_prop_gather = WP_GATHER_DEFAULT;
+
+void wp_match_gather_limit(size_t n)
+{
+    wp_prop_gather = n;
+}
 
 /* The rounds (see the header): every rank calls this together, whatever it
- * holds, and leaves after the same round as the others. */
-static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds)
+ * holds, and leaves after the same round as the others.  The consensus
+ * collective of each round's exchange also carries the round's agreement
+ * (wp_nbx): whether any send went out in this round, and whether anything
+ * was open after the previous one, so one collective makes a round; the
+ * end is known one round later than with a separate reduction, and that
+ * last round sends nothing.  *rounds is the rounds that moved answers,
+ * the same count as with a reduction per round. */
+static void wp_prop_rounds(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds)
 {
     wp_prop_sort(m);
     size_t nps = m->nps;
     struct wp_pwire *out = malloc((nps ? nps : 1) * sizeof *out);
     int *peer = calloc(nps ? nps : 1, sizeof *peer);
     int force = out == NULL || peer == NULL;
+    long long open = wp_prop_open(m);
     for (int round = 0;; round++) {
         size_t n = out && peer ? wp_prop_out(m, out, peer) : 0;
         int failed = 0;
         size_t nin = 0;
-        struct wp_pwire *in = wp_nbx(wcomm, WP_TAG_PROP, out, peer, n, sizeof *out, &nin, &failed);
+        /* How many sends go out this round, and how much was open after
+         * the previous one (after matching, for the first): maxima over
+         * the ranks. */
+        long long loc[2] = {(long long)n, open}, glob[2] = {0, 0};
+        struct wp_pwire *in = wp_nbx(wcomm, WP_TAG_PROP, out, peer, n, sizeof *out, &nin, &failed, loc, glob, 2);
         wp_prop_in(m, in, nin);
         free(in);
-        /* How many sends went out this round anywhere, and how much is
-         * still open. */
-        long long loc[2] = {(long long)n, wp_prop_open(m)}, glob[2] = {0, 0};
-        if (PMPI_Allreduce(loc, glob, 2, MPI_LONG_LONG, MPI_SUM, wcomm) != MPI_SUCCESS)
-            glob[0] = glob[1] = 0;
-        *rounds = (uint64_t)round + 1;
-        if (glob[1] == 0 || round >= WP_PROP_ROUNDS)
+        open = wp_prop_open(m);
+        if (glob[1] == 0 || round > WP_PROP_ROUNDS) {
+            /* Nothing was open after round - 1: this round sent nothing. */
+            *rounds = round > 0 ? (uint64_t)round : 1;
             break;
+        }
         if (glob[0] == 0 || force) {
-            /* Nothing moved: the waits still open wait for senders that
-             * will never tell (dropped records): direct. */
+            /* Nothing moved (so what was open is still open): the waits
+             * still open wait for senders that will never tell (dropped
+             * records): direct. */
             wp_prop_direct(m);
             if (force)
                 for (size_t i = 0; i < nps; i++)
@@ -210,12 +268,37 @@ static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds)
     free(peer);
 }
 
+/* The propagation (see the header): gathered where every rank's blocks of
+ * blk elements fit in all (size blocks, reserved before the exchange),
+ * otherwise in rounds.  Every rank takes the same branch: blk comes from
+ * the exchange's consensus. */
+static void wp_propagate(MPI_Comm wcomm, struct wp_mlocal *m, int rank, int size, struct wp_gprop *all, size_t blk,
+                         uint64_t *rounds, int *gathered)
+{
+    *gathered = 0;
+    if (all == NULL) {
+        wp_prop_rounds(wcomm, m, rounds);
+        return;
+    }
+    *gathered = 1;
+    /* The block's unused tail is zeroed: it travels too. */
+    size_t used = wp_prop_pack(m, all + (size_t)rank * blk, blk);
+    memset(all + (size_t)rank * blk + used, 0, (blk - used) * sizeof *all);
+    MPI_Request req;
+    int ok = PMPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)(blk * sizeof *all), MPI_BYTE, wcomm,
+                             &req) == MPI_SUCCESS &&
+             wp_wait_yield(&req) == MPI_SUCCESS;
+    if (!ok || wp_prop_gathered(m, rank, all, size, blk, WP_PROP_ROUNDS, rounds) != 0)
+        wp_log_always("waitprof: rank %d: %s to follow waits through waiting ranks; the rest counted as direct",
+                      rank, ok ? "no memory" : "could not gather what it needs");
+    wp_prop_direct(m);
+}
+
 struct wp_match_fig wp_match_fig;
 
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 {
     static int done;
-    (void)size;
     if (!wp_match_on || done)
         return 0;
     done = 1;
@@ -224,12 +307,12 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     wp_match_clock_sync(wcomm, rank);
     uint64_t synced = wp_clock_ns();
     /* 1. The collective batches still open, communicator by communicator
-     *    in one order on every rank (blocking collectives in a common
-     *    order cannot deadlock). */
+     *    in one order on every rank (collectives completed one after
+     *    another in a common order cannot deadlock). */
     int nc = 0;
     struct wp_mcomm **cv = wp_match_comms(&nc);
     for (int i = 0; cv && i < nc; i++)
-        wp_match_flush(cv[i]);
+        wp_match_flush(cv[i], 1);
     free(cv);
 
     /* 2. Point-to-point: every record to its partner. */
@@ -240,8 +323,21 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     for (size_t i = 0; i < nrec; i++)
         byp[i] = &wp_match_recs[i];
     qsort(byp, nrec, sizeof *byp, wp_by_peer);
+    /* The propagation's gather (wp_propagate) needs the same memory on
+     * every rank or none: reserved now, where this rank's own records
+     * would allow it, and every rank's lack of it travels in the
+     * exchange's consensus with the most records any rank holds. */
+    struct wp_gprop *all = NULL;
+    if (wp_match_nrec + 1 <= wp_prop_gather / (size_t)(size > 0 ? size : 1))
+        all = malloc(wp_prop_gather * sizeof *all);
+    long long red[2] = {(long long)wp_match_nrec, all == NULL}, glob[2] = {0, 1};
     size_t nin = 0;
-    struct wp_mwire *in = wp_exchange(wcomm, byp, nrec, &nin);
+    struct wp_mwire *in = wp_exchange(wcomm, byp, nrec, &nin, red, glob, 2);
+    size_t blk = glob[0] >= 0 ? (size_t)glob[0] + 1 : SIZE_MAX;
+    if (glob[1] != 0 || blk > wp_prop_gather / (size_t)(size > 0 ? size : 1)) {
+        free(all);
+        all = NULL;
+    }
     free(byp);
     if (in == NULL && nrec)
         wp_log_always("waitprof: rank %d: no memory to match its messages; their waits are estimated", rank);
@@ -259,7 +355,9 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 
     /* 4. Propagation. */
     uint64_t rounds = 0;
-    wp_propagate(wcomm, &m, &rounds);
+    int gathered = 0;
+    wp_propagate(wcomm, &m, rank, size, all, blk, &rounds, &gathered);
+    free(all);
     uint64_t inconsistent = m.inconsistent;
     wp_mlocal_free(&m);
     pthread_mutex_lock(&wp_match_mu);
@@ -272,6 +370,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         pthread_mutex_unlock(&wp_match_mu);
     }
     wp_match_fig = (struct wp_match_fig){.finalize_ns = wp_clock_ns() - start, .clock_ns = synced - start,
-                                         .held = wp_match_nrec, .received = nin};
+                                         .held = wp_match_nrec, .received = nin,
+                                         .gathered = (uint64_t)gathered};
     return 0;
 }

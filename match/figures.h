@@ -12,6 +12,8 @@ struct wp_match_fig {
     uint64_t clock_ns;    /* of which the clocks' second measurement */
     uint64_t held;        /* point-to-point records held at MPI_Finalize */
     uint64_t received;    /* the partners' records received for them */
+    uint64_t gathered;    /* 1: the propagation ran on every rank's gathered waits and
+                           * sends, 0: in rounds of messages (match/exchange.c) */
 };
 /* Zero until wp_match_finalize has run; written once, by the thread that
  * calls MPI_Finalize, before the meta file. */

@@ -219,9 +219,9 @@ static int wp_term_cmp(const void *a, const void *b)
     return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
-/* Counted as causes, and kept (the largest WP_TERMS, scaled back to the
- * whole wait) for the waits it propagates to. */
-void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint32_t np)
+/* Counted as causes (count set), and kept (the largest WP_TERMS, scaled
+ * back to the whole wait) for the waits it propagates to. */
+static void wp_resolve_(struct wp_winst *w, double pwait, const struct wp_term *p, uint32_t np, int count)
 {
     double prop = pwait < w->wait ? pwait : w->wait;
     if (!(prop > 0) || np == 0)
@@ -234,7 +234,8 @@ void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint3
         psum += p[i].ns;
     for (uint32_t i = 0; prop > 0 && psum > 0 && i < np && i < WP_TERMS; i++) {
         double part = prop * p[i].ns / psum;
-        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part + 0.5), 1);
+        if (count)
+            wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part + 0.5), 1);
         int j = 0;
         while (j < n && !(all[j].rank == p[i].rank && all[j].cause == p[i].cause))
             j++;
@@ -242,7 +243,7 @@ void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint3
             all[n++] = (struct wp_term){p[i].rank, 0, p[i].cause, 0};
         all[j].ns += part;
     }
-    if (w->wait - prop > 0)
+    if (count && w->wait - prop > 0)
         wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, w->delayer, w->cause, (uint64_t)(w->wait - prop + 0.5), 0);
     qsort(all, (size_t)n, sizeof *all, wp_term_cmp);
     w->nt = n < WP_TERMS ? n : WP_TERMS;
@@ -254,6 +255,11 @@ void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint3
         w->t[i].ns = kept > 0 ? all[i].ns * w->wait / kept : 0;
     }
     w->resolved = 1;
+}
+
+void wp_resolve(struct wp_winst *w, double pwait, const struct wp_term *p, uint32_t np)
+{
+    wp_resolve_(w, pwait, p, np, 1);
 }
 
 static int wp_psend_by_peer(const void *a, const void *b)
@@ -314,4 +320,172 @@ void wp_prop_direct(struct wp_mlocal *m)
     for (size_t i = 0; i < m->nw; i++)
         if (!m->wi[i].resolved)
             wp_resolve(&m->wi[i], 0, NULL, 0);
+}
+
+/* --- propagation over gathered waits ---------------------------------------------------- */
+
+size_t wp_prop_pack(const struct wp_mlocal *m, struct wp_gprop *blk, size_t cap)
+{
+    /* Each record makes at most one wait or one send, so a block of one
+     * more than the records fits; one that does not fit (never, by that
+     * count) sends nothing, and its waits end as direct. */
+    blk[0] = (struct wp_gprop){0};
+    if (1 + m->nw + m->nps > cap)
+        return 1;
+    blk[0] = (struct wp_gprop){.chan = m->nw, .k = m->nps};
+    size_t n = 1;
+    for (size_t i = 0; i < m->nw; i++) {
+        const struct wp_winst *w = &m->wi[i];
+        blk[n++] = (struct wp_gprop){w->chan, w->k, w->cause, w->wait, w->delayer, 0};
+    }
+    for (size_t i = 0; i < m->nps; i++) {
+        const struct wp_psend *x = &m->ps[i];
+        blk[n++] = (struct wp_gprop){x->chan, x->k, 0, 0, (int32_t)x->pred, x->peer};
+    }
+    return n;
+}
+
+/* A wait's key: the receiving rank and the record that decided it, which
+ * is what a send's answer names (wp_prop_in). */
+static size_t wp_gkey(int32_t rank, uint64_t chan, uint64_t k)
+{
+    return (size_t)wp_mix64(wp_wkey(chan, k, 1) ^ wp_mix64((uint64_t)(uint32_t)rank));
+}
+
+/* The rounds of match/exchange.c's wp_propagate, run for all ranks in one
+ * process: the same answers, delivered in the same rounds, so every wait is
+ * resolved exactly as the messages would resolve it and the round count is
+ * the same.  Work and memory are proportional to the gathered waits and
+ * sends (each send is looked at once, when its predecessor is resolved),
+ * not to the rounds. */
+int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, int nranks, size_t blk,
+                     uint64_t cap, uint64_t *rounds)
+{
+    size_t nw = 0, ns = 0;
+    for (int q = 0; q < nranks; q++) {
+        nw += (size_t)all[(size_t)q * blk].chan;
+        ns += (size_t)all[(size_t)q * blk].k;
+    }
+    size_t slots = 16;
+    while (slots < 2 * nw)
+        slots <<= 1;
+    struct wp_winst *w = calloc(nw ? nw : 1, sizeof *w);
+    int32_t *wrank = malloc((nw ? nw : 1) * sizeof *wrank);
+    long *spred = malloc((ns ? ns : 1) * sizeof *spred), *dep = malloc((ns ? ns : 1) * sizeof *dep);
+    size_t *dep_at = calloc(nw + 1, sizeof *dep_at), *cur = malloc((ns ? ns : 1) * sizeof *cur),
+           *next = malloc((ns ? ns : 1) * sizeof *next);
+    uint32_t *tab = calloc(slots, sizeof *tab);
+    const struct wp_gprop **sp = malloc((ns ? ns : 1) * sizeof *sp);
+    int ok = w && wrank && spred && dep && dep_at && cur && next && tab && sp;
+    size_t mine = 0; /* this rank's first wait among all */
+    if (ok) {
+        size_t iw = 0, is = 0;
+        for (int q = 0; q < nranks; q++) {
+            const struct wp_gprop *b = &all[(size_t)q * blk];
+            size_t qw = (size_t)b[0].chan, qs = (size_t)b[0].k, base = iw;
+            if (q == me)
+                mine = base;
+            for (size_t i = 0; i < qw; i++, iw++) {
+                const struct wp_gprop *x = &b[1 + i];
+                w[iw] = (struct wp_winst){.chan = x->chan, .k = x->k, .wait = x->wait, .delayer = x->a,
+                                          .cause = x->cause};
+                wrank[iw] = q;
+                size_t h = wp_gkey(q, x->chan, x->k) & (slots - 1);
+                while (tab[h])
+                    h = (h + 1) & (slots - 1);
+                tab[h] = (uint32_t)(iw + 1);
+            }
+            for (size_t i = 0; i < qs; i++, is++) {
+                sp[is] = &b[1 + qw + i];
+                spred[is] = sp[is]->a >= 0 && (size_t)sp[is]->a < qw ? (long)(base + (size_t)sp[is]->a) : -1;
+                if (spred[is] >= 0)
+                    dep_at[spred[is] + 1]++;
+            }
+        }
+        /* The sends that wait for each wait, as one array cut by dep_at. */
+        for (size_t g = 0; g < nw; g++)
+            dep_at[g + 1] += dep_at[g];
+        size_t *fill = calloc(nw ? nw : 1, sizeof *fill);
+        ok = fill != NULL;
+        for (size_t s = 0; ok && s < ns; s++)
+            if (spred[s] >= 0)
+                dep[dep_at[spred[s]] + fill[spred[s]]++] = (long)s;
+        free(fill);
+    }
+    if (ok) {
+        size_t ncur = 0, nnext = 0, open_w = nw, open_s = ns;
+        for (size_t s = 0; s < ns; s++)
+            if (spred[s] < 0)
+                cur[ncur++] = s;
+        uint64_t round = 0;
+        /* Resolve wait g (this rank's through wp_resolve, which counts
+         * its causes) and make the sends that waited for it ready. */
+#define WP_GRESOLVE(g, pw, pt, pn)                                                                                \
+    do {                                                                                                          \
+        if (wrank[g] == me && m->wi) {                                                                            \
+            wp_resolve(&m->wi[(g) - mine], (pw), (pt), (pn));                                                     \
+            w[g].nt = m->wi[(g) - mine].nt;                                                                       \
+            memcpy(w[g].t, m->wi[(g) - mine].t, sizeof w[g].t);                                                   \
+            w[g].resolved = 1;                                                                                    \
+        } else {                                                                                                  \
+            wp_resolve_(&w[g], (pw), (pt), (pn), 0);                                                              \
+        }                                                                                                         \
+        open_w--;                                                                                                 \
+        for (size_t d = dep_at[g]; d < dep_at[(g) + 1]; d++)                                                      \
+            next[nnext++] = (size_t)dep[d];                                                                       \
+    } while (0)
+        for (;; round++) {
+            nnext = 0;
+            /* Every ready send answers; its predecessor was resolved
+             * before this round, as a message's content is fixed when it
+             * is sent. */
+            for (size_t i = 0; i < ncur; i++) {
+                size_t s = cur[i];
+                const struct wp_gprop *x = sp[s];
+                open_s--;
+                size_t h = wp_gkey(x->b, x->chan, x->k) & (slots - 1);
+                long g = -1;
+                for (; tab[h]; h = (h + 1) & (slots - 1)) {
+                    const struct wp_winst *c = &w[tab[h] - 1];
+                    if (c->chan == x->chan && c->k == x->k && wrank[tab[h] - 1] == x->b) {
+                        g = (long)tab[h] - 1;
+                        break;
+                    }
+                }
+                if (g < 0 || w[g].resolved)
+                    continue;
+                if (spred[s] >= 0) {
+                    const struct wp_winst *p = &w[spred[s]];
+                    WP_GRESOLVE((size_t)g, p->wait, p->t, (uint32_t)(p->nt < WP_TERMS ? p->nt : WP_TERMS));
+                } else {
+                    WP_GRESOLVE((size_t)g, 0, NULL, 0);
+                }
+            }
+            if (open_w + open_s == 0 || round >= cap)
+                break;
+            if (ncur == 0)
+                /* Nothing moved: the waits still open wait for senders
+                 * that will never tell (dropped records): direct. */
+                for (size_t g = 0; g < nw; g++)
+                    if (!w[g].resolved)
+                        WP_GRESOLVE(g, 0, NULL, 0);
+            size_t *t = cur;
+            cur = next, next = t;
+            ncur = nnext;
+        }
+#undef WP_GRESOLVE
+        *rounds = round + 1;
+        for (size_t i = 0; i < m->nps; i++)
+            m->ps[i].sent = 1;
+    }
+    free(w);
+    free(wrank);
+    free(spred);
+    free(dep);
+    free(dep_at);
+    free(cur);
+    free(next);
+    free(tab);
+    free(sp);
+    return ok ? 0 : -1;
 }

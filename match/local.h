@@ -128,4 +128,25 @@ void wp_prop_in(struct wp_mlocal *m, const struct wp_pwire *in, size_t nin);
 long long wp_prop_open(const struct wp_mlocal *m);
 void wp_prop_direct(struct wp_mlocal *m);
 
+/* The propagation in one step, where every rank's waits and sends are few
+ * enough to be gathered on every rank (match/exchange.c decides).  A
+ * rank's block: a header (chan: its waits, k: its sends), then each wait
+ * (its deciding record's channel and number, cause, wait, a: its delayer)
+ * and each send (channel and number, a: its predecessor's index among the
+ * rank's waits or -1, b: the receiver's rank). */
+struct wp_gprop {
+    uint64_t chan, k, cause;
+    double wait;
+    int32_t a, b;
+};
+/* Write m's block into blk (room for cap elements); returns its length. */
+size_t wp_prop_pack(const struct wp_mlocal *m, struct wp_gprop *blk, size_t cap);
+/* Run the rounds for all nranks ranks on their blocks (all: nranks blocks
+ * of blk elements, rank me's included): every wait is resolved as the
+ * rounds' messages would resolve it, this rank's in m (counted as causes),
+ * and *rounds is the number of rounds the messages would have taken (at
+ * most cap + 1).  Returns 0, or -1 without memory (m unchanged). */
+int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, int nranks, size_t blk,
+                     uint64_t cap, uint64_t *rounds);
+
 #endif

@@ -47,7 +47,9 @@
  *   (wp_mprev); after matching, Late Sender waits are followed back
  *   through ranks that waited to the delays that started them, in rounds
  *   between the ranks that talked: each wait's cause is direct
- *   (short-term cost) or propagated (long-term cost).
+ *   (short-term cost) or propagated (long-term cost).  Where all ranks'
+ *   waits are few, every rank runs those rounds itself on the waits of all,
+ *   gathered in one collective (match/exchange.c, wp_prop_gather).
  * - Numbering runs in the wrappers, in normal context, never in a signal
  *   handler.  It takes no lock: channel counters are claimed with a
  *   compare-and-swap and counted with an atomic add (a plain one when only
@@ -130,5 +132,10 @@ static inline void wp_match_icoll(MPI_Request req, MPI_Comm comm, int cls, int r
  * the collective batches still open, send every point-to-point record to
  * its partner's rank and match.  Runs once; returns 0. */
 int wp_match_finalize(MPI_Comm wcomm, int rank, int size);
+
+/* At MPI_Init, the same on every rank: the most elements the propagation
+ * of wp_match_finalize gathers on every rank instead of running in rounds
+ * of messages (WAITPROF_TEST_GATHER; match/exchange.c). */
+void wp_match_gather_limit(size_t n);
 
 #endif

@@ -244,7 +244,7 @@ void wp_match_comm_free(MPI_Comm comm)
         return;
     /* Collective, like the MPI_Comm_free it precedes: every member has the
      * same chosen instances in its batch. */
-    wp_match_flush(mc);
+    wp_match_flush(mc, 0);
     __atomic_store_n(&mc->dead, 1, __ATOMIC_RELEASE);
 }
 

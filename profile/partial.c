@@ -426,6 +426,7 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
             wp_kv(&o, wp_meta_key(WP_MK_match_received), wp_match_fig.received);
             wp_kv(&o, wp_meta_key(WP_MK_match_finalize_ns), wp_match_fig.finalize_ns);
             wp_kv(&o, wp_meta_key(WP_MK_match_clock_ns), wp_match_fig.clock_ns);
+            wp_kv(&o, wp_meta_key(WP_MK_match_gathered), wp_match_fig.gathered);
         }
         double o1, o2, err;
         int syncs;

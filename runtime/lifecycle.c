@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +35,7 @@
 
 #include "state/config.h"
 #include "state/log.h"
+#include "state/mpiwait.h"
 #include "state/run.h"
 #include "fallback/estimate.h"
 #include "match/clock.h"
@@ -160,20 +160,6 @@ static struct {
     unsigned long long seed;
     unsigned long long clock[4];
 } wp_agreed;
-
-/* Wait for a request of waitprof's own, giving the CPU away while it is
- * not complete.  The ranks leave PMPI_Init at different times, and the
- * first collective call absorbs that; where ranks outnumber cores, a rank
- * that waits by polling (MPICH polls without yielding) takes the CPU from
- * the ranks still in PMPI_Init.  Where a core is free, sched_yield returns
- * at once. */
-static int wp_wait_yield(MPI_Request *req)
-{
-    int done = 0, rc;
-    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
-        sched_yield();
-    return rc;
-}
 
 /* Rank 0 only: the seed of random:N without one. */
 static void wp_draw_seed(void)
@@ -310,10 +296,16 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
      * rank, selected or not): the held samples of collective calls are
      * classified against the global ones when the profile is built. */
     if (status == WP_END_COMPLETE) {
-        wp_estimate_minima(wp_comm, wp_run.rank);
-        /* And the matched instances (collective too): the held samples
-         * of matched categories are classified by their measured waits. */
+        /* The minima's reductions are started first and completed after
+         * the matched instances' step (collective too: the held samples
+         * of matched categories are classified by their measured waits),
+         * so that the ranks meet in one collective step fewer: each costs
+         * milliseconds where ranks outnumber cores (doc/performance.md,
+         * "Start-up and finalize"). */
+        double run_s = (wp_run.end_ns - wp_run.start_ns) * 1e-9;
+        wp_estimate_minima_start(wp_comm, wp_run.rank, run_s);
         wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
+        wp_estimate_minima(wp_comm, wp_run.rank, run_s);
     }
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)
@@ -467,20 +459,29 @@ static void wp_finalize_reduce(void)
                                    wp_sampler_unsampled_threads(), (unsigned long long)wp_run.selected,
                                    (unsigned long long)cut};
     unsigned long long *sum = wp_sum.sum;
-    PMPI_Reduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm);
     /* Max of stride and of sampled time, min of sampled time (as a max of
      * its negation, so one MPI_MAX reduction does all three); unselected
      * ranks send neutral values. */
     long long mx[3] = {(long long)stride, wp_run.selected ? (long long)sampled_ns : 0,
                        wp_run.selected ? -(long long)sampled_ns : LLONG_MIN};
-    PMPI_Reduce(mx, wp_sum.gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm);
     long first = wp_ranks_first(&wp_run.cfg.ranks, wp_run.size);
-    if (first > 0 && wp_run.rank == first)
-        PMPI_Send(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm);
+    /* Both reductions and the intervals' message at once, waited for with
+     * sched_yield: rank 0 waits here for the ranks still writing their
+     * files, and polling would take a core from them (state/mpiwait.h). */
+    MPI_Request req[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (PMPI_Ireduce(local, sum, 9, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, wp_comm, &req[0]) != MPI_SUCCESS)
+        req[0] = MPI_REQUEST_NULL;
+    if (PMPI_Ireduce(mx, wp_sum.gmx, 3, MPI_LONG_LONG, MPI_MAX, 0, wp_comm, &req[1]) != MPI_SUCCESS)
+        req[1] = MPI_REQUEST_NULL;
+    if (first > 0 && wp_run.rank == first &&
+        PMPI_Isend(iv, (int)sizeof iv, MPI_CHAR, 0, 7705, wp_comm, &req[2]) != MPI_SUCCESS)
+        req[2] = MPI_REQUEST_NULL;
+    if (first > 0 && wp_run.rank == 0 &&
+        PMPI_Irecv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, &req[2]) != MPI_SUCCESS)
+        req[2] = MPI_REQUEST_NULL;
+    wp_waitall_yield(3, req);
     if (wp_run.rank != 0)
         return;
-    if (first > 0)
-        PMPI_Recv(iv, (int)sizeof iv, MPI_CHAR, (int)first, 7705, wp_comm, MPI_STATUS_IGNORE);
     memcpy(wp_sum.iv, iv, sizeof wp_sum.iv);
     wp_sum.first = first;
     /* Seconds from the start of waitprof's MPI_Finalize work to here (all
@@ -647,6 +648,10 @@ void wp_hook_init(int rc)
                "(./configure MPICC=...)", why);
         return;
     }
+    /* The ranks leave PMPI_Init at different times and this first
+     * collective absorbs that: waited for with sched_yield, so a rank that
+     * left early does not take the CPU from those still in PMPI_Init
+     * (state/mpiwait.h). */
     MPI_Request dup;
     if (PMPI_Comm_idup(MPI_COMM_WORLD, &wp_comm, &dup) != MPI_SUCCESS || wp_wait_yield(&dup) != MPI_SUCCESS)
         return;
@@ -686,6 +691,7 @@ void wp_hook_init(int rc)
                         wp_run.cfg.test_clock_drift_ppm);
     wp_match_init(wp_comm, wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match,
                   wp_run.cfg.memory / 4);
+    wp_match_gather_limit((size_t)wp_run.cfg.test_gather);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();
     wp_run.active = 1;

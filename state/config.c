@@ -289,6 +289,8 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
             wp_bad(report, wp_var_name(WP_VAR_TEST_CLOCK), tc, "RANK:OFFSET_S:DRIFT_PPM, e.g. 1:0.05:100", "none");
         }
     }
+    c->test_gather = wp_int(get, report, wp_var_name(WP_VAR_TEST_GATHER), 0, 1 << 24, WP_GATHER_DEFAULT,
+                            "a whole number of elements from 0 to 16777216");
     c->matrix = wp_word(get, report, wp_var_name(WP_VAR_MATRIX), bools, 0, "0 or 1");
     c->lean = wp_word(get, report, wp_var_name(WP_VAR_LEAN), bools, 0, "0 or 1");
     if (c->lean && (c->matrix || (get(wp_var_name(WP_VAR_ESTIMATE)) && c->estimate))) {

@@ -23,7 +23,7 @@
  * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
-    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
+    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(TEST_GATHER) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
     X(COUNTERS) X(COUNTERS_SPLIT)
 
 enum wp_var {
@@ -47,6 +47,8 @@ static inline const char *wp_var_name(enum wp_var v)
 #define WP_HZ_DEFAULT 100
 #define WP_HZ_MAX 10000
 #define WP_DEPTH_DEFAULT 128
+/* WAITPROF_TEST_GATHER's default: match/exchange.c says why. */
+#define WP_GATHER_DEFAULT 16384
 #define WP_MEMORY_DEFAULT (16ull << 20)
 #define WP_MEMORY_MIN (1ull << 20)
 #define WP_MEMORY_MAX (4ull << 30)
@@ -90,6 +92,11 @@ struct wp_config {
      * -1: none (the default). */
     int test_clock_rank;
     double test_clock_offset_s, test_clock_drift_ppm;
+    /* WAITPROF_TEST_GATHER=N, for testing both ways of following waits
+     * back through ranks at MPI_Finalize (match/exchange.c): gathered on
+     * every rank when every rank's blocks take at most N elements, else in
+     * rounds of messages; 0 always in rounds.  Default WP_GATHER_DEFAULT. */
+    int test_gather;
     int matrix;          /* WAITPROF_MATRIX: 0 (default) or 1: transfer matrices */
     int lean;            /* WAITPROF_LEAN: 0 (default) or 1: wrappers that read no
                           * clock and keep no per-call figures (wrap/wrap.h);
