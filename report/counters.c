@@ -213,6 +213,63 @@ void wp_rep_counters_free(struct run *R)
     R->nctr = 0;
 }
 
+/* --- derived rates ------------------------------------------------------------ */
+
+/* The ranks' seconds in a state (the samples' estimate, report/aggregate.c),
+ * or their whole profiled seconds for st < 0. */
+static double wp_rep_ctr_secs(const struct run *R, int st)
+{
+    if (st >= 0)
+        return wp_rep_state_s(R, st);
+    double t = 0;
+    for (size_t i = 0; i < R->nr; i++)
+        t += R->r[i].duration_ns * 1e-9;
+    return t;
+}
+
+/* A counter's count per second of the ranks' time in a state (st < 0: in
+ * all); negative when there is no such time. */
+static double wp_rep_ctr_rate(const struct run *R, const struct rctr *c, int st)
+{
+    double secs = wp_rep_ctr_secs(R, st);
+    return secs > 0 ? (double)(st >= 0 ? c->st[st] : c->total) / secs : -1;
+}
+
+/* The counter of the run that counts one of names (perf, PAPI preset or
+ * PAPI native name), or NULL. */
+static const struct rctr *wp_rep_ctr_find(const struct run *R, const char *const *names)
+{
+    for (size_t k = 0; k < R->nctr; k++)
+        for (const char *const *n = names; *n; n++)
+            if (strcmp(R->ctr[k].name, *n) == 0)
+                return &R->ctr[k];
+    return NULL;
+}
+
+/* Instructions and cycles, when the run counted both: instructions per
+ * cycle then follows, per state, from the same samples. */
+static int wp_rep_ipc_pair(const struct run *R, const struct rctr **ins, const struct rctr **cyc)
+{
+    static const char *const in[] = {"instructions", "PAPI_TOT_INS", "perf::INSTRUCTIONS", NULL};
+    static const char *const cy[] = {"cycles", "cpu-cycles", "PAPI_TOT_CYC", "perf::CYCLES", "perf::CPU-CYCLES", NULL};
+    *ins = wp_rep_ctr_find(R, in);
+    *cyc = wp_rep_ctr_find(R, cy);
+    return *ins && *cyc;
+}
+
+static double wp_rep_ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : -1;
+}
+
+static void wp_rep_put_rate(FILE *f, double v, const char *fmt)
+{
+    if (v < 0)
+        fprintf(f, " %16s", "-");
+    else
+        fprintf(f, fmt, v);
+}
+
 void wp_rep_write_counters_text(FILE *f, const struct run *R)
 {
     if (R->nctr == 0)
@@ -230,6 +287,30 @@ void wp_rep_write_counters_text(FILE *f, const struct run *R)
                 (unsigned long long)c->st[WP_STATE_NOT_IN_MPI], (unsigned long long)c->st[WP_STATE_WORK],
                 (unsigned long long)c->st[WP_STATE_STALL], (unsigned long long)c->total,
                 R->nr ? R->r[mx].rank : -1, (unsigned long long)(R->nr ? c->rank_total[mx] : 0));
+    }
+    /* Rates: each count over the seconds the ranks spent in the state (the
+     * samples' estimate, as in the state table).  task-clock per second is
+     * the share of the time a rank's threads ran on a CPU, in ns per s;
+     * context switches per second in MPI-Stall show waits that yield. */
+    fprintf(f, "\nper second of the ranks' time in each state (count / state seconds)\n");
+    fprintf(f, "%-18s %-6s %16s %16s %16s %16s\n", "event", "unit", "Not-in-MPI", "MPI-Work", "MPI-Stall", "all");
+    for (size_t k = 0; k < R->nctr; k++) {
+        const struct rctr *c = &R->ctr[k];
+        char unit[40];
+        snprintf(unit, sizeof unit, "%s/s", c->unit);
+        fprintf(f, "%-18s %-6s", c->name, unit);
+        for (int st = 0; st < WP_STATE_COUNT; st++)
+            wp_rep_put_rate(f, wp_rep_ctr_rate(R, c, st), " %16.4g");
+        wp_rep_put_rate(f, wp_rep_ctr_rate(R, c, -1), " %16.4g");
+        fputc('\n', f);
+    }
+    const struct rctr *ins, *cyc;
+    if (wp_rep_ipc_pair(R, &ins, &cyc)) {
+        fprintf(f, "%-25s", "instructions per cycle");
+        for (int st = 0; st < WP_STATE_COUNT; st++)
+            wp_rep_put_rate(f, wp_rep_ratio(ins->st[st], cyc->st[st]), " %16.3f");
+        wp_rep_put_rate(f, wp_rep_ratio(ins->total, cyc->total), " %16.3f");
+        fprintf(f, "  (%s / %s)\n", ins->name, cyc->name);
     }
     int any = 0;
     for (size_t k = 0; k < R->nctr; k++)
@@ -261,6 +342,15 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         fprintf(f, ",\"unit\":\"%s\",\"total\":%llu,\"states\":{", c->unit, (unsigned long long)c->total);
         for (int s = 0; s < WP_STATE_COUNT; s++)
             fprintf(f, "%s\"%s\":%llu", s ? "," : "", wp_state_name(s), (unsigned long long)c->st[s]);
+        fprintf(f, "},\"per_second\":{");
+        for (int st = 0; st <= WP_STATE_COUNT; st++) {
+            double v = wp_rep_ctr_rate(R, c, st < WP_STATE_COUNT ? st : -1);
+            fprintf(f, "%s\"%s\":", st ? "," : "", st < WP_STATE_COUNT ? wp_state_name(st) : "all");
+            if (v < 0)
+                fprintf(f, "null");
+            else
+                fprintf(f, "%.6g", v);
+        }
         fprintf(f, "}");
         if (c->nsplit)
             fprintf(f, ",\"split\":{\"outside_mpi\":%llu,\"inside_mpi\":%llu,\"ranks\":%zu}",
@@ -277,6 +367,23 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         fprintf(f, "]}");
     }
     fprintf(f, "]");
+    const struct rctr *ins, *cyc;
+    if (wp_rep_ipc_pair(R, &ins, &cyc)) {
+        fprintf(f, ",\n\"ipc\":{\"instructions\":");
+        wp_rep_jstr(f, ins->name);
+        fprintf(f, ",\"cycles\":");
+        wp_rep_jstr(f, cyc->name);
+        fprintf(f, ",\"states\":{");
+        for (int st = 0; st <= WP_STATE_COUNT; st++) {
+            double v = st < WP_STATE_COUNT ? wp_rep_ratio(ins->st[st], cyc->st[st]) : wp_rep_ratio(ins->total, cyc->total);
+            fprintf(f, "%s\"%s\":", st ? "," : "", st < WP_STATE_COUNT ? wp_state_name(st) : "all");
+            if (v < 0)
+                fprintf(f, "null");
+            else
+                fprintf(f, "%.6g", v);
+        }
+        fprintf(f, "}}");
+    }
 }
 
 void wp_rep_write_counters_csv(FILE *f, const struct run *R)
@@ -296,6 +403,9 @@ void wp_rep_write_counters_csv(FILE *f, const struct run *R)
         snprintf(col, sizeof col, "%s_total", R->ctr[k].name);
         fputc(',', f);
         wp_rep_cstr(f, col);
+        snprintf(col, sizeof col, "%s_per_s", R->ctr[k].name);
+        fputc(',', f);
+        wp_rep_cstr(f, col);
         for (int x = 0; x < 2 && R->ctr[k].nsplit; x++) {
             snprintf(col, sizeof col, "%s_%s", R->ctr[k].name, x ? "inside_mpi_exact" : "outside_mpi_exact");
             fputc(',', f);
@@ -309,6 +419,11 @@ void wp_rep_write_counters_csv(FILE *f, const struct run *R)
             for (int s = 0; s < WP_STATE_COUNT; s++)
                 fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_st[i][s]);
             fprintf(f, ",%llu", (unsigned long long)R->ctr[k].rank_total[i]);
+            /* Per second of the rank's profiled time; empty without one. */
+            if (R->r[i].duration_ns)
+                fprintf(f, ",%.6g", (double)R->ctr[k].rank_total[i] / (R->r[i].duration_ns * 1e-9));
+            else
+                fputc(',', f);
             if (R->ctr[k].nsplit)
                 fprintf(f, ",%llu,%llu", (unsigned long long)R->ctr[k].rank_split[i][0],
                         (unsigned long long)R->ctr[k].rank_split[i][1]);

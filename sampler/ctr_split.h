@@ -21,7 +21,8 @@
  *   thread's previous counts; and wp_sampler_stop_sig() waits for the mark
  *   to clear before it closes the groups.
  * - The SIGPROF handler adds the deltas each of its reads takes to the
- *   same split (wp_ctr_split_add_sig), by the thread's state at the signal,
+ *   same split (wp_ctr_split_abs_sig, against the same baseline), by the
+ *   thread's state at the signal,
  *   so every count the thread's group makes lands in exactly one of the two
  *   sums, from the thread's registration to the end of sampling (pauses and
  *   unselected stretches included: the split is of the whole run).

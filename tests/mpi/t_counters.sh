@@ -142,6 +142,62 @@ b=$(wp_folded sum "$out3/all.task-clock.folded" --state MPI-Stall --path '^MPI-S
 grep -Eq "^ *$a +$b .* MPI-Stall;main;MPI_Recv *\$" "$WP_TMP/diff.out" ||
     wp_fail "--diff --weight: no row MPI-Stall;main;MPI_Recv with A=$a and B=$b"
 
+# Derived rates: each counter per second of the ranks' time in each state
+# (report.json counters[].per_second, the state's count over the seconds
+# report.json gives the state) and over their profiled time, and per rank
+# in counters.csv.  Instructions per cycle, with neither event countable
+# here, on a copy of the run whose counter files are renamed: instructions
+# the task-clock profile, cycles the same with every count doubled, so the
+# IPC is 0.5 in every state; report.json (valid) and report.txt give it.
+"$PYTHON" - "$o1" <<'PY' || wp_fail "derived rates do not follow from the counts"
+import csv, json, sys
+out = sys.argv[1]
+j = json.load(open(out + "/report.json"))
+secs = {s["state"]: s["seconds"] for s in j["states"]}
+dur = {}
+for r in (0, 1):
+    for line in open("%s/rank.%d.meta" % (out, r)):
+        if line.startswith("duration_ns="):
+            dur[r] = int(line.split("=")[1]) * 1e-9
+for c in j["counters"]:
+    ps = c["per_second"]
+    for st, n in c["states"].items():
+        want = n / secs[st] if secs[st] > 0 else None
+        assert (ps[st] is None and want is None) or abs(ps[st] - want) <= 1e-4 * max(want, 1), (c["event"], st, ps[st], want)
+    want = c["total"] / sum(dur.values())
+    assert abs(ps["all"] - want) <= 1e-4 * max(want, 1), (c["event"], ps["all"], want)
+rows = list(csv.DictReader(open(out + "/counters.csv")))
+for c in j["counters"]:
+    for row, rr in zip(rows, c["ranks"]):
+        v = float(row[c["event"] + "_per_s"])
+        want = rr["total"] / dur[rr["rank"]]
+        assert abs(v - want) <= 1e-4 * max(want, 1), (c["event"], row["rank"], v, want)
+assert "ipc" not in j
+PY
+ipc=$WP_TMP/ipc
+mkdir -p "$ipc"
+for r in 0 1; do
+    sed 's/^counters=.*/counters=instructions:events:perf_event,cycles:events:perf_event/' "$o1/rank.$r.meta" >"$ipc/rank.$r.meta"
+    for f in folded calls waits timeline; do [ -e "$o1/rank.$r.$f" ] && cp "$o1/rank.$r.$f" "$ipc/"; done
+    cp "$o1/rank.$r.task-clock.folded" "$ipc/rank.$r.instructions.folded"
+    awk '{ n = $NF; $NF = ""; sub(/ $/, ""); printf "%s %.0f\n", $0, 2 * n }' "$o1/rank.$r.task-clock.folded" \
+        >"$ipc/rank.$r.cycles.folded"
+done
+"$WP_LAUNCHER" report --quiet "$ipc" 2>"$WP_TMP/ipc.err" || wp_fail "report of the renamed run exited with $?: $(cat "$WP_TMP/ipc.err")"
+"$PYTHON" "$WP_SRCDIR/tests/jsonschema_mini.py" "$WP_SRCDIR/doc/report.schema.json" "$ipc/report.json" ||
+    wp_fail "report.json with ipc does not validate against doc/report.schema.json"
+"$PYTHON" - "$ipc" <<'PY' || wp_fail "instructions per cycle is not 0.5 in every state"
+import json, sys
+j = json.load(open(sys.argv[1] + "/report.json"))
+ipc = j["ipc"]
+assert ipc["instructions"] == "instructions" and ipc["cycles"] == "cycles", ipc
+for st, v in ipc["states"].items():
+    assert v is None or abs(v - 0.5) < 1e-9, (st, v)
+assert ipc["states"]["all"] == 0.5, ipc
+PY
+grep -q '^instructions per cycle .*0\.500 .*(instructions / cycles)$' "$ipc/report.txt" ||
+    wp_fail "report.txt does not give instructions per cycle: $(grep -n 'per cycle' "$ipc/report.txt")"
+
 # The groups' time enabled and time counting, in the meta files: software
 # events are never multiplexed, so they are equal.  A run whose counters
 # were multiplexed (here rank 1's meta made to say so) gets one problem
