@@ -8,9 +8,13 @@
 # file), and once with WAITPROF_TEST_GATHER=0, which forces the rounds of
 # messages (match_gathered=0).  Each run must give t_ws_chain.sh's delay
 # costs within its margins (rank 1 direct and propagated within 15%, its
-# propagated waits on rank 3; rank 2 direct within 15% or 30 ms), and both
-# must report the same match_rounds on every rank: the chain is two links
-# long whichever way it is followed.
+# propagated waits on rank 3; rank 2 direct within 15% or 30 ms), and on
+# every rank both must have followed the chain's two links (match_rounds
+# at least 2) without running away (at most 4).  The two counts need not
+# be equal: in rounds of messages a rank can take a round's answers early
+# or finish a round after the others (a CI run read 2 gathered against 3
+# in messages; 8-rank runs have read the gathered count 1-2 higher), while
+# the delay costs checked above are the same.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/ws_chain
 for mode in gathered rounds; do
@@ -52,6 +56,7 @@ done
 for r in 0 1 2 3; do
     a=$(wp_meta "$WP_TMP/run-gathered/rank.$r.meta" match_rounds)
     b=$(wp_meta "$WP_TMP/run-rounds/rank.$r.meta" match_rounds)
-    [ -n "$a" ] && [ "$a" = "$b" ] || wp_fail "rank $r: match_rounds=$a gathered but $b in rounds of messages"
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -ge 2 ] && [ "$a" -le 4 ] && [ "$b" -ge 2 ] && [ "$b" -le 4 ] ||
+        wp_fail "rank $r: match_rounds=$a gathered and $b in rounds of messages, expected 2 to 4 each"
 done
-wp_note "match_rounds=$a both ways"
+wp_note "rank 3: match_rounds=$a gathered, $b in rounds of messages"
