@@ -27,10 +27,18 @@ cat "$WP_TMP/stderr" >&2
 grep -q 'task-clock cannot be counted' "$WP_TMP/stderr" && wp_skip "perf_event_open refuses task-clock here"
 n=$(grep -c 'unknown event "no-such-event"' "$WP_TMP/stderr")
 [ "$n" = 1 ] || wp_fail "the unknown event was reported $n times, expected one line"
-for f in "$out"/rank.0.task-clock.folded "$out"/rank.1.task-clock.folded "$out"/rank.0.context-switches.folded \
-    "$out"/all.task-clock.folded "$out"/all.context-switches.folded; do
+for f in "$out"/rank.0.task-clock.folded "$out"/rank.1.task-clock.folded "$out"/all.task-clock.folded; do
     [ -s "$f" ] || wp_fail "$(basename "$f") missing or empty"
 done
+# Context switches can all be zero: MPICH's waiting rank polls without
+# yielding, and on an idle machine neither rank is switched out (a clean
+# CI run here had none); the files are written all the same.
+for f in "$out"/rank.0.context-switches.folded "$out"/rank.1.context-switches.folded "$out"/all.context-switches.folded; do
+    [ -e "$f" ] || wp_fail "$(basename "$f") missing"
+done
+[ "$MPI_FLAVOR" != openmpi ] || [ -s "$out/all.context-switches.folded" ] ||
+    wp_fail "all.context-switches.folded empty on Open MPI, whose waiting rank yields"
+wp_note "context switches over the run: $(wp_folded sum "$out/all.context-switches.folded")"
 [ ! -e "$out"/rank.0.no-such-event.folded ] || wp_fail "a file for the unknown event"
 wp_folded check "$out"/rank.*.task-clock.folded "$out"/all.task-clock.folded "$out"/all.context-switches.folded ||
     wp_fail "counter files' folded format"
