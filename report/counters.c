@@ -330,6 +330,17 @@ void wp_rep_write_counters_text(FILE *f, const struct run *R)
     }
 }
 
+/* One member of a per-state object: the state's name (WP_STATE_COUNT:
+ * "all") and v, null when negative (no time, no cycles). */
+static void wp_rep_json_rate(FILE *f, int st, double v)
+{
+    fprintf(f, "%s\"%s\":", st ? "," : "", st < WP_STATE_COUNT ? wp_state_name(st) : "all");
+    if (v < 0)
+        fprintf(f, "null");
+    else
+        fprintf(f, "%.6g", v);
+}
+
 void wp_rep_write_counters_json(FILE *f, const struct run *R)
 {
     if (R->nctr == 0)
@@ -343,14 +354,8 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         for (int s = 0; s < WP_STATE_COUNT; s++)
             fprintf(f, "%s\"%s\":%llu", s ? "," : "", wp_state_name(s), (unsigned long long)c->st[s]);
         fprintf(f, "},\"per_second\":{");
-        for (int st = 0; st <= WP_STATE_COUNT; st++) {
-            double v = wp_rep_ctr_rate(R, c, st < WP_STATE_COUNT ? st : -1);
-            fprintf(f, "%s\"%s\":", st ? "," : "", st < WP_STATE_COUNT ? wp_state_name(st) : "all");
-            if (v < 0)
-                fprintf(f, "null");
-            else
-                fprintf(f, "%.6g", v);
-        }
+        for (int st = 0; st <= WP_STATE_COUNT; st++)
+            wp_rep_json_rate(f, st, wp_rep_ctr_rate(R, c, st < WP_STATE_COUNT ? st : -1));
         fprintf(f, "}");
         if (c->nsplit)
             fprintf(f, ",\"split\":{\"outside_mpi\":%llu,\"inside_mpi\":%llu,\"ranks\":%zu}",
@@ -374,14 +379,9 @@ void wp_rep_write_counters_json(FILE *f, const struct run *R)
         fprintf(f, ",\"cycles\":");
         wp_rep_jstr(f, cyc->name);
         fprintf(f, ",\"states\":{");
-        for (int st = 0; st <= WP_STATE_COUNT; st++) {
-            double v = st < WP_STATE_COUNT ? wp_rep_ratio(ins->st[st], cyc->st[st]) : wp_rep_ratio(ins->total, cyc->total);
-            fprintf(f, "%s\"%s\":", st ? "," : "", st < WP_STATE_COUNT ? wp_state_name(st) : "all");
-            if (v < 0)
-                fprintf(f, "null");
-            else
-                fprintf(f, "%.6g", v);
-        }
+        for (int st = 0; st <= WP_STATE_COUNT; st++)
+            wp_rep_json_rate(f, st, st < WP_STATE_COUNT ? wp_rep_ratio(ins->st[st], cyc->st[st])
+                                                        : wp_rep_ratio(ins->total, cyc->total));
         fprintf(f, "}}");
     }
 }

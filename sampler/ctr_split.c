@@ -20,11 +20,7 @@ void wp_ctr_split_abs_sig(struct wp_slot *slot, int in_mpi, const uint64_t *abs)
         return;
     uint64_t d[WP_CTR_MAX];
     wp_ctr_since_sig(wp_split_last[slot->index], abs, d);
-    wp_ctr_split_add_sig(slot->store, in_mpi, d);
-}
-
-void wp_ctr_split_add_sig(struct wp_store *s, int in_mpi, const uint64_t *d)
-{
+    struct wp_store *s = slot->store;
     uint32_t n = s->nctr < WP_CTR_MAX ? s->nctr : WP_CTR_MAX;
     for (uint32_t c = 0; c < n; c++)
         s->split[in_mpi != 0][c] += d[c];

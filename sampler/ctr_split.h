@@ -35,18 +35,15 @@
 
 #include <stdint.h>
 
-struct wp_store;
-
 extern int wp_ctr_split;
 
 void wp_ctr_split_read(int in_mpi);
 
 /* The handler's part: the thread's counts as they stand (abs, from
  * wp_ctr_read_abs_sig) against the split's own baseline, into
- * s->split[in_mpi]; or deltas d[0..s->nctr) added as they are.
- * Async-signal-safe (plain arithmetic on the thread's own memory). */
+ * slot->store->split[in_mpi].  Async-signal-safe (plain arithmetic on the
+ * thread's own memory). */
 struct wp_slot;
 void wp_ctr_split_abs_sig(struct wp_slot *slot, int in_mpi, const uint64_t *abs);
-void wp_ctr_split_add_sig(struct wp_store *s, int in_mpi, const uint64_t *d);
 
 #endif
