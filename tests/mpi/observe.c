@@ -7,7 +7,8 @@
  *   restart     read() on a pipe whose byte comes 300 ms later, under the
  *               program's own SA_RESTART handler, returns the byte
  *   norestart   the same read() is interrupted by the program's SIGUSR1
- *               without SA_RESTART: -1 EINTR, as without waitprof
+ *               without SA_RESTART: -1 EINTR, as without waitprof, in at
+ *               least two of three tries (see norestart_case)
  *   fork        a child's exit code through waitpid()
  *   system      system("exit 7")'s status
  *   exec        a child that execs /bin/true: exit code 0
@@ -61,7 +62,8 @@ static void *late_writer(void *arg)
     return NULL;
 }
 
-static void read_case(const char *name, int flags)
+/* One read() as described above; its result in *n, *e and *c. */
+static void read_once(int flags, ssize_t *n, int *e, char *c)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -74,14 +76,61 @@ static void read_case(const char *name, int flags)
     struct late l = {fds[1], (pid_t)syscall(SYS_gettid), 1};
     pthread_t th;
     pthread_create(&th, NULL, late_writer, &l);
-    char c = 0;
+    *c = 0;
     errno = 0;
-    ssize_t n = read(fds[0], &c, 1);
-    int e = errno;
-    printf("rank %d %s %zd %d %c\n", rank, name, n, n < 0 ? e : 0, n == 1 ? c : '-');
+    *n = read(fds[0], c, 1);
+    *e = errno;
     pthread_join(th, NULL);
     close(fds[0]);
     close(fds[1]);
+}
+
+static void print_read(const char *name, ssize_t n, int e, char c)
+{
+    printf("rank %d %s %zd %d %c\n", rank, name, n, n < 0 ? e : 0, n == 1 ? c : '-');
+}
+
+static void read_case(const char *name, int flags)
+{
+    ssize_t n;
+    int e;
+    char c;
+    read_once(flags, &n, &e, &c);
+    print_read(name, n, e, c);
+}
+
+/* The read() without SA_RESTART, three times; the EINTR line if at least
+ * two ended with EINTR, else the first other result.  A sample whose
+ * handler runs on the blocked thread has already marked the read for
+ * restart (SIGPROF has SA_RESTART) when the kernel delivers it; a SIGUSR1
+ * arriving in the microseconds until the handler returns is then handled
+ * nested, and the read goes on as if SIGUSR1 had SA_RESTART.  The kernel
+ * decides that, not waitprof, and README names the window; a CI run under
+ * load once hit it at 1000 Hz.  Whatever changed the program's own flags
+ * or retried its reads would turn all three. */
+static void norestart_case(void)
+{
+    ssize_t n0 = 0;
+    int e0 = 0, eintr = 0, have = 0;
+    char c0 = 0;
+    for (int i = 0; i < 3; i++) {
+        ssize_t n;
+        int e;
+        char c;
+        read_once(0, &n, &e, &c);
+        if (n < 0 && e == EINTR)
+            eintr++;
+        else if (!have) {
+            have = 1;
+            n0 = n;
+            e0 = e;
+            c0 = c;
+        }
+    }
+    if (eintr >= 2)
+        print_read("norestart", -1, EINTR, '-');
+    else
+        print_read("norestart", n0, e0, c0);
 }
 
 int main(int argc, char **argv)
@@ -113,7 +162,7 @@ int main(int argc, char **argv)
     printf("rank %d mask %d\n", rank, same);
 
     read_case("restart", SA_RESTART);
-    read_case("norestart", 0);
+    norestart_case();
 
     pid_t child = fork();
     if (child == 0)
