@@ -20,8 +20,17 @@
 . "$(dirname "$0")/../lib.sh"
 [ -r /proc/sys/kernel/perf_event_paranoid ] || wp_skip "no perf_event on this system"
 out=$WP_TMP/out
-WAITPROF_HZ=200 WAITPROF_COUNTERS=task-clock,context-switches,no-such-event \
-    wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/counters" 0.6 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
+# On Open MPI both ranks run on one CPU (taskset, after the launcher's own
+# binding): a rank that yields is switched out only when another task is
+# ready on its CPU, and on an idle machine with a core per rank none is (a
+# run here counted 17 switches, none of them rank 0's in MPI_Recv).
+pin=
+if [ "$MPI_FLAVOR" = openmpi ] && command -v taskset >/dev/null; then
+    cpu=$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')
+    pin="taskset -c $cpu"
+fi
+WAITPROF_HZ=200 WAITPROF_COUNTERS=task-clock,context-switches,no-such-event WAITPROF_OUT="$out" \
+    wp_mpirun 2 $pin "$WP_LAUNCHER" "$WP_BUILDDIR/tests/mpi/counters" 0.6 >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" ||
     { cat "$WP_TMP/stderr" >&2; wp_fail "counters exited with $?"; }
 cat "$WP_TMP/stderr" >&2
 grep -q 'task-clock cannot be counted' "$WP_TMP/stderr" && wp_skip "perf_event_open refuses task-clock here"
