@@ -339,7 +339,7 @@ wp_check_source() {
     while :; do
         WP_SRC_N=$((${WP_SRC_N:-0} + 1))
         _so=$WP_TMP/src-$_ss-$_sm-$WP_SRC_N
-        WAITPROF_SOURCE=$_ss WAITPROF_HZ=1000 wp_profile "$_sn" "$_so" "$WP_BUILDDIR/tests/mpi/ws_source" "$_sm" 0.1 10 \
+        WAITPROF_SOURCE=$_ss WAITPROF_HZ=1000 wp_profile "$_sn" "$_so" "$WP_BUILDDIR/tests/mpi/ws_source" "$_sm" ${WP_SRC_ARGS:-0.1 10} \
             >"$_so.stdout" 2>"$_so.stderr" || { _src=$?; cat "$_so.stderr" >&2; wp_fail "ws_source $_sm exited with $_src"; }
         _struth=$(wp_truth "$_so.stdout" 0 stall_share)
         [ -n "$_struth" ] || { cat "$_so.stdout" >&2; wp_fail "ws_source $_sm printed no truth line"; }

@@ -446,14 +446,17 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     untimed = not lean and pre_numbered(name, cls)
     if untimed:
         # Numbered before the call, timed only when chosen (or when the
-        # stall source replaces the receive, or the traffic matrix times
-        # receives).
+        # traffic matrix times receives).  A receive that a stall source
+        # replaces (MPI_T) follows the same rule: the source's waits, like
+        # the durations, are then its category's timed calls' (as under
+        # PERUSE, fallback/estimate.c), and its samples are classified by
+        # the source either way.
         if name in MATCH_SEND:
             d, t, c, _ = MATCH_SEND[name]
             pre = "wp_match_pre_send(&wp_pre, wp_self.depth, %s, %s, %s)" % (names[d], names[t], names[c])
         else:
             s_, t, c, _ = MATCH_RECV[name]
-            pre = "wp_src->recv != NULL || wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
+            pre = "wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
                 names[s_], names[t], names[c])
         size, role = record_args(cls, names)
         urole = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
