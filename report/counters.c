@@ -78,9 +78,20 @@ static int wp_rep_is_word(const char *p, const char *end, const char *w)
  * '.' and '/' made '_', as ev, the name of a file, has it); for files
  * without it (older runs), by the name: the perf clocks count nanoseconds
  * (sampler/counters.c), every other event occurrences. */
+/* Whether the len characters at p name event ev as the files name it
+ * ('.' and '/' made '_'), for the meta's lists of counters. */
+static int wp_rep_meta_name_is(const char *p, size_t len, const char *ev)
+{
+    if (len != strlen(ev))
+        return 0;
+    for (size_t k = 0; k < len; k++)
+        if ((p[k] == '.' || p[k] == '/' ? '_' : p[k]) != ev[k])
+            return 0;
+    return 1;
+}
+
 static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit, size_t cap)
 {
-    size_t el = strlen(ev);
     for (const char *p = R->counters; *p;) {
         size_t n = strcspn(p, ",");
         /* The name itself may hold ':' (perf::TASK-CLOCK): split from the
@@ -96,9 +107,7 @@ static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit,
                 if (*q == ':')
                     last = q;
         }
-        int same = last != NULL && (size_t)(last - p) == el;
-        for (size_t k = 0; same && k < el; k++)
-            same = (p[k] == '.' || p[k] == '/' ? '_' : p[k]) == ev[k];
+        int same = last != NULL && wp_rep_meta_name_is(p, (size_t)(last - p), ev);
         size_t ul = last ? (size_t)(end - last - 1) : 0;
         if (same && ul > 0 && ul < cap) {
             memcpy(unit, last + 1, ul);
@@ -119,11 +128,7 @@ static int wp_rep_split_of(const char *v, const char *ev, uint64_t out[2])
         size_t n = strcspn(p, ",");
         unsigned long long a, b;
         int used = 0;
-        /* ev is the name as the files give it ('.' and '/' made '_'). */
-        int same = n > el + 1;
-        for (size_t k = 0; same && k < el; k++)
-            same = (p[k] == '.' || p[k] == '/' ? '_' : p[k]) == ev[k];
-        if (same && p[el] == ':' &&
+        if (n > el + 1 && p[el] == ':' && wp_rep_meta_name_is(p, el, ev) &&
             sscanf(p + el + 1, "%llu:%llu%n", &a, &b, &used) == 2 && (size_t)used == n - el - 1) {
             out[0] = a;
             out[1] = b;
