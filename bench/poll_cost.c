@@ -1,7 +1,8 @@
 /* bench/poll_cost.c — what the wrappers add to the calls a latency-bound
  * program makes most: polls and nonblocking point-to-point calls.
  *
- * usage: poll_cost [calls [repeats]]     (defaults 200000, 9), one rank
+ * usage: poll_cost [calls [repeats [self|world]]]
+ *        (defaults 200000, 9, self), one rank
  *
  * Four loops, each timed through the MPI_ names (waitprof's wrappers when
  * it is preloaded) and paired with the same loop through the PMPI_ names,
@@ -11,9 +12,12 @@
  *             sends);
  *   testany   MPI_Testany over 64 such receives;
  *   iprobe    MPI_Iprobe on that tag;
- *   isendrecv MPI_Irecv and MPI_Isend of 8 bytes to itself on
- *             MPI_COMM_SELF, then MPI_Waitall of the two: per iteration,
- *             so three calls.
+ *   isendrecv MPI_Irecv and MPI_Isend of 8 bytes to itself, then
+ *             MPI_Waitall of the two: per iteration, so three calls.
+ * All on MPI_COMM_SELF, which waitprof does not number, or with "world"
+ * on MPI_COMM_WORLD, which it numbers: there every nonblocking call takes
+ * a number and the chosen ones are followed to their completion, as in a
+ * program's halo exchange.
  * The requests the MPI_ loops poll were made through the MPI_ names too,
  * those of the PMPI_ loops through the PMPI_ names: under waitprof the
  * former are numbered and some of them followed as chosen matched
@@ -28,10 +32,14 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define PC_TAG 4712 /* nothing in this program sends it */
 #define PC_N 64
+
+/* The communicator of every loop (see above). */
+static MPI_Comm pc_comm;
 
 static double pc_now(void)
 {
@@ -92,7 +100,7 @@ __attribute__((noinline)) long pc_mpi_iprobe(long calls)
     long hits = 0;
     for (long i = 0; i < calls; i++) {
         int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, PC_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+        MPI_Iprobe(MPI_ANY_SOURCE, PC_TAG, pc_comm, &flag, MPI_STATUS_IGNORE);
         hits += flag;
     }
     return hits;
@@ -103,7 +111,7 @@ __attribute__((noinline)) long pc_pmpi_iprobe(long calls)
     long hits = 0;
     for (long i = 0; i < calls; i++) {
         int flag = 0;
-        PMPI_Iprobe(MPI_ANY_SOURCE, PC_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+        PMPI_Iprobe(MPI_ANY_SOURCE, PC_TAG, pc_comm, &flag, MPI_STATUS_IGNORE);
         hits += flag;
     }
     return hits;
@@ -114,8 +122,8 @@ __attribute__((noinline)) long pc_mpi_isendrecv(long calls)
     double out = 1, in = 0, sum = 0;
     for (long i = 0; i < calls; i++) {
         MPI_Request r[2];
-        MPI_Irecv(&in, 1, MPI_DOUBLE, 0, 1, MPI_COMM_SELF, &r[0]);
-        MPI_Isend(&out, 1, MPI_DOUBLE, 0, 1, MPI_COMM_SELF, &r[1]);
+        MPI_Irecv(&in, 1, MPI_DOUBLE, 0, 1, pc_comm, &r[0]);
+        MPI_Isend(&out, 1, MPI_DOUBLE, 0, 1, pc_comm, &r[1]);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
         sum += in;
     }
@@ -127,8 +135,8 @@ __attribute__((noinline)) long pc_pmpi_isendrecv(long calls)
     double out = 1, in = 0, sum = 0;
     for (long i = 0; i < calls; i++) {
         MPI_Request r[2];
-        PMPI_Irecv(&in, 1, MPI_DOUBLE, 0, 1, MPI_COMM_SELF, &r[0]);
-        PMPI_Isend(&out, 1, MPI_DOUBLE, 0, 1, MPI_COMM_SELF, &r[1]);
+        PMPI_Irecv(&in, 1, MPI_DOUBLE, 0, 1, pc_comm, &r[0]);
+        PMPI_Isend(&out, 1, MPI_DOUBLE, 0, 1, pc_comm, &r[1]);
         PMPI_Waitall(2, r, MPI_STATUSES_IGNORE);
         sum += in;
     }
@@ -175,10 +183,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     long calls = argc > 1 ? atol(argv[1]) : 200000;
     int repeats = argc > 2 ? atoi(argv[2]) : 9;
+    pc_comm = argc > 3 && strcmp(argv[3], "world") == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF;
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (calls < 1 || repeats < 1) {
-        fprintf(stderr, "usage: poll_cost [calls [repeats]]\n");
+        fprintf(stderr, "usage: poll_cost [calls [repeats [self|world]]]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double *v = malloc(3 * (size_t)repeats * sizeof *v);
@@ -187,8 +196,8 @@ int main(int argc, char **argv)
     long sink = 0;
     if (rank == 0) {
         for (int i = 0; i < PC_N; i++) {
-            MPI_Irecv(&pc_in[0][i], 1, MPI_DOUBLE, 0, PC_TAG, MPI_COMM_SELF, &pc_req[0][i]);
-            PMPI_Irecv(&pc_in[1][i], 1, MPI_DOUBLE, 0, PC_TAG, MPI_COMM_SELF, &pc_req[1][i]);
+            MPI_Irecv(&pc_in[0][i], 1, MPI_DOUBLE, 0, PC_TAG, pc_comm, &pc_req[0][i]);
+            PMPI_Irecv(&pc_in[1][i], 1, MPI_DOUBLE, 0, PC_TAG, pc_comm, &pc_req[1][i]);
         }
         printf("poll_cost");
         for (int loop = 0; loop < PC_LOOPS; loop++) {

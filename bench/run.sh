@@ -60,6 +60,7 @@
 # BENCH_PP_TRIPS (5000) and BENCH_PP_REPEATS (181), BENCH_WORK_ITERS (7000),
 # BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps),
 # BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101), BENCH_POLL_CALLS (200000),
+# BENCH_POLL_COMM (self; world polls on MPI_COMM_WORLD, which waitprof numbers),
 # BENCH_RA_ITERS (2000) and BENCH_RA_REPEATS (31);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
@@ -92,6 +93,7 @@ CONFIGS=${BENCH_CONFIGS:-none hz1 hz100 hz1000}
 SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 COLL_CALLS=${BENCH_COLL_CALLS:-2000}
 POLL_CALLS=${BENCH_POLL_CALLS:-200000}
+POLL_COMM=${BENCH_POLL_COMM:-self}
 COLL_REPEATS=${BENCH_COLL_REPEATS:-101}
 RA_ITERS=${BENCH_RA_ITERS:-2000}
 RA_REPEATS=${BENCH_RA_REPEATS:-31}
@@ -308,7 +310,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
             coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
-            poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 ;;
+            poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 "$POLL_COMM" ;;
             randomaccess) run "$r" $b "$c" 2 "$BIN/randomaccess" "$RA_ITERS" "$RA_REPEATS" ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;

@@ -550,26 +550,14 @@ void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
     p->want_status = 0;
     if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
         return;
-    int first = -1;
-    for (int i = 0; i < n && first < 0; i++) {
+    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++) {
         uintptr_t key = wp_rkey(reqs[i]);
-        if (key && __atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
-            first = i;
+        if (key && __atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED)) {
+            p->idx[p->n] = i;
+            p->key[p->n++] = key;
+        }
     }
-    if (first < 0)
-        return;
-    pthread_mutex_lock(&wp_match_mu);
-    for (int i = first; i < n && p->n < WP_MATCH_PEND; i++) {
-        uintptr_t key = wp_rkey(reqs[i]);
-        struct wp_pendrecv *e = key && pend_filter[wp_pend_bucket(key)] ? wp_pend_find(key) : NULL;
-        if (e == NULL)
-            continue;
-        p->idx[p->n] = i;
-        p->slot[p->n] = (uint32_t)(e - pend);
-        p->want_status |= e->wild;
-        p->n++;
-    }
-    pthread_mutex_unlock(&wp_match_mu);
+    p->want_status = p->n > 0;
 }
 
 /* The status of the pos-th completion, from C statuses or Fortran ones
@@ -618,7 +606,7 @@ void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
         wp_match_take(&q, c, m);
         for (int j = 0; j < q.n && p->n < WP_MATCH_PEND; j++) {
             p->idx[p->n] = base + q.idx[j];
-            p->slot[p->n++] = q.slot[j];
+            p->key[p->n++] = q.key[j];
         }
         p->want_status |= q.want_status;
     }
@@ -644,12 +632,12 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
                     int all, int one, const int *list, const MPI_Fint *flist, int nlist, uint64_t enter, int early)
 {
     uint64_t now = wp_ticks();
+    if (enter == 0)
+        enter = now; /* a test: it returned at once */
     struct wp_mrec r[WP_MATCH_PEND];
     int nr = 0, ncoll = 0;
     uint32_t colls[WP_MATCH_PEND];
     pthread_mutex_lock(&wp_match_mu);
-    /* Entries are removed from the last to the first: removal may move a
-     * later entry of the same probe run into an earlier slot. */
     for (int j = p->n - 1; j >= 0; j--) {
         int i = p->idx[j], pos = -1;
         if (all)
@@ -662,9 +650,11 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
                     pos = q;
         if (pos < 0)
             continue;
-        struct wp_pendrecv *e = &pend[p->slot[j]];
-        if (e->key == 0)
-            continue;
+        /* Each by its handle, after the removals before it (a removal
+         * may move an entry of the same probe run). */
+        struct wp_pendrecv *e = wp_pend_find(p->key[j]);
+        if (e == NULL)
+            continue; /* not followed after all: the filter's bucket only */
         if (e->coll) {
             colls[ncoll++] = e->coll;
             wp_pend_remove(e);

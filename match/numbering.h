@@ -351,17 +351,23 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
     wp_match_recv(c, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, st, enter, cause);
 }
 
-/* Completion calls.  Before the PMPI call, the tracked receives among the
- * requests are taken out (at most WP_MATCH_PEND of them); after it, the
- * ones that completed are recorded with the call's category, waited from
- * enter (the call's entry; early: complete on entry, no wait) until now.
- * A wildcard receive needs its status: want_status says whether the call
- * must be given a status array of its own when the program ignores them. */
+/* Completion calls.  Before the PMPI call, the requests that may be
+ * tracked receives are noted with their handles (at most WP_MATCH_PEND of
+ * them), without the mutex: the handles of those that complete are gone
+ * after the call.  After it, only if the call completed one of them, they
+ * are looked up under the mutex and recorded with the call's category,
+ * waited from enter (the call's entry, or now for a test, which read no
+ * clock; early: complete on entry, no wait) until now.  So a poll that
+ * completes nothing costs a filter load per request, not a lock.  A
+ * followed wildcard receive needs its status, which only the lookup would
+ * tell: want_status asks for the statuses whenever there is a candidate,
+ * and the call is then given a status array of its own when the program
+ * ignores them. */
 #define WP_MATCH_PEND 64
 struct wp_mpend {
     int n, want_status;
     int idx[WP_MATCH_PEND];
-    uint32_t slot[WP_MATCH_PEND];
+    uintptr_t key[WP_MATCH_PEND];
 };
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
 /* done(i): whether request i completed: all (Wait, Waitall), one index

@@ -306,8 +306,6 @@ def match_status(name, names):
                 "    wp_mp.n = wp_mp.want_status = 0;",
                 "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))",
                 "        wp_match_take(&wp_mp, %s, %s);" % (reqs, n),
-                "    if (wp_mp.n)",
-                "        wp_t->enter_ticks = wp_match_when(wp_t->enter_ticks);",
                 "    MPI_Status wp_mstb[%s], *wp_msts = %s;" % ("WP_MATCH_PEND" if m["arr"] else "1", st),
                 "    if (wp_mp.want_status && %s == %s%s)" % (st, ignore,
                                                             " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
@@ -773,8 +771,6 @@ def gen_f(name, cls, opts, names, decls):
             out.append("    wp_mp.n = 0;")
             out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))")
             out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
-            out.append("    if (wp_mp.n)")
-            out.append("        wp_r->enter_ticks = wp_match_when(wp_r->enter_ticks);")
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
         if "via" in opts and "fargs" not in opts and not fname.endswith("_f08_"):
             # The stall source's hook, as the C wrapper calls it (wrap/wrap.h,
