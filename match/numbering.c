@@ -16,6 +16,7 @@ int wp_match_on;
 unsigned wp_match_bits;
 unsigned wp_match_cbits;
 int wp_match_tracked;
+int wp_match_wild;
 struct wp_mcomm wp_match_world;
 struct wp_mrec *wp_match_recs;
 size_t wp_match_nrec;
@@ -429,6 +430,8 @@ static void wp_pend_remove(struct wp_pendrecv *e)
     uint8_t *f = &pend_filter[wp_pend_bucket(e->key)];
     if (*f < 255)
         __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
+    if (e->wild)
+        __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
         uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;
@@ -465,6 +468,8 @@ static struct wp_pendrecv *wp_pend_slot(uintptr_t key)
     struct wp_pendrecv *e = wp_pend_find(key);
     if (e) {
         wp_match_nbc_forget_locked(e->coll);
+        if (e->wild)
+            __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
     } else if (wp_match_tracked < WP_PEND_SLOTS * 3 / 4) {
         uint32_t h = (uint32_t)wp_mix64(key) % WP_PEND_SLOTS;
         while (pend[h].key != 0)
@@ -492,6 +497,8 @@ static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint
     if (e) {
         *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter, .cause = cause,
                                   .source = source, .tag = tag, .wild = wild};
+        if (wild)
+            __atomic_store_n(&wp_match_wild, wp_match_wild + 1, __ATOMIC_RELAXED);
     } else {
         /* Too many receives in flight to follow: a specific one is lost to
          * matching; a wildcard one leaves its channel's numbering short by
@@ -544,20 +551,57 @@ void wp_match_irecv_wild(MPI_Request req, int source, int tag, MPI_Comm comm, ui
     wp_pend_recv(key, mc, 0, 0, source, tag, 1, enter, cause);
 }
 
+/* Request i (handle r) as a candidate of p if its filter bucket holds a
+ * followed receive. */
+static inline void wp_take_one(struct wp_mpend *p, int i, MPI_Request r)
+{
+    uintptr_t key = wp_rkey(r);
+    if (p->n < WP_MATCH_PEND && key && __atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED)) {
+        p->idx[p->n] = i;
+        p->key[p->n++] = key;
+    }
+}
+
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     p->n = 0;
     p->want_status = 0;
+    p->ncopy = 0;
     if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
         return;
-    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++) {
-        uintptr_t key = wp_rkey(reqs[i]);
-        if (key && __atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED)) {
-            p->idx[p->n] = i;
-            p->key[p->n++] = key;
-        }
+    p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
+    if (n >= 0 && n <= WP_MATCH_PEND) {
+        /* A few handles by a loop, more by memcpy: the call costs more
+         * than a short loop (measured with bench/poll_cost's isendrecv,
+         * two handles), a loop more than the call at 64 (testany). */
+        if (n <= 8)
+            for (int i = 0; i < n; i++)
+                p->copy[i] = reqs[i];
+        else
+            memcpy(p->copy, reqs, (size_t)n * sizeof *reqs);
+        p->ncopy = n;
+        p->n = -1;
+        return;
     }
-    p->want_status = p->n > 0;
+    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
+        wp_take_one(p, i, reqs[i]);
+}
+
+/* The candidates of a deferred take (n -1) among the requests the call
+ * completed (all, one index, or a list, as wp_match_done describes). */
+static void wp_take_completed(struct wp_mpend *p, int all, int one, const int *list, int nlist)
+{
+    p->n = 0;
+    if (all)
+        for (int i = 0; i < p->ncopy; i++)
+            wp_take_one(p, i, p->copy[i]);
+    else if (one != -1) {
+        if (one >= 0 && one < p->ncopy) /* not MPI_UNDEFINED */
+            wp_take_one(p, one, p->copy[one]);
+    } else
+        for (int q = 0; list && q < nlist; q++)
+            if (list[q] >= 0 && list[q] < p->ncopy)
+                wp_take_one(p, list[q], p->copy[list[q]]);
 }
 
 /* The status of the pos-th completion, from C statuses or Fortran ones
@@ -585,31 +629,22 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
 void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
                    const int *list, int nlist, uint64_t enter, int early)
 {
+    if (p->n < 0)
+        wp_take_completed(p, all, one, list, nlist);
     if (p->n)
         wp_done(p, c, sts, NULL, all, one, list, NULL, nlist, enter, early);
 }
 
 void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
 {
-    p->n = p->want_status = 0;
+    p->n = p->want_status = p->ncopy = 0;
     if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
         return;
     const MPI_Fint *r = freqs;
     int n = count ? *(const MPI_Fint *)count : 1;
-    MPI_Request c[WP_MATCH_PEND];
-    /* Taken in chunks; indices stay those of the whole array. */
-    for (int base = 0; base < n && p->n < WP_MATCH_PEND; base += WP_MATCH_PEND) {
-        int m = n - base < WP_MATCH_PEND ? n - base : WP_MATCH_PEND;
-        for (int i = 0; i < m; i++)
-            c[i] = PMPI_Request_f2c(r[base + i]);
-        struct wp_mpend q;
-        wp_match_take(&q, c, m);
-        for (int j = 0; j < q.n && p->n < WP_MATCH_PEND; j++) {
-            p->idx[p->n] = base + q.idx[j];
-            p->key[p->n++] = q.key[j];
-        }
-        p->want_status |= q.want_status;
-    }
+    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
+        wp_take_one(p, i, PMPI_Request_f2c(r[i]));
+    p->want_status = p->n > 0;
 }
 
 void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fsts, int all, const void *findex,

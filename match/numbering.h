@@ -28,6 +28,9 @@ extern unsigned wp_match_cbits;
 /* Nonblocking receives awaiting their completion call (numbering.c): the
  * completion wrappers look requests up only while this is nonzero. */
 extern int wp_match_tracked;
+/* How many of them are wildcard receives, whose completion needs a status
+ * (written under the mutex, read without it). */
+extern int wp_match_wild;
 
 /* --- set-up ------------------------------------------------------------------------ */
 
@@ -351,23 +354,27 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
     wp_match_recv(c, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, st, enter, cause);
 }
 
-/* Completion calls.  Before the PMPI call, the requests that may be
- * tracked receives are noted with their handles (at most WP_MATCH_PEND of
- * them), without the mutex: the handles of those that complete are gone
- * after the call.  After it, only if the call completed one of them, they
- * are looked up under the mutex and recorded with the call's category,
- * waited from enter (the call's entry, or now for a test, which read no
- * clock; early: complete on entry, no wait) until now.  So a poll that
- * completes nothing costs a filter load per request, not a lock.  A
- * followed wildcard receive needs its status, which only the lookup would
- * tell: want_status asks for the statuses whenever there is a candidate,
- * and the call is then given a status array of its own when the program
- * ignores them. */
+/* Completion calls.  Before the PMPI call, while receives are followed,
+ * the handles are copied (up to WP_MATCH_PEND of them; n is then -1): the
+ * handles of the requests that complete are gone after the call.  After
+ * it, only if the call completed something, the completed ones whose
+ * handle's filter bucket holds a followed receive are looked up under the
+ * mutex and recorded with the call's category, waited from enter (the
+ * call's entry, or now for a test, which read no clock; early: complete
+ * on entry, no wait) until now.  So a poll that completes nothing costs
+ * the copy, neither a lookup nor a lock.  Longer arrays (and the Fortran
+ * bindings) note their candidates before the call instead: n of them,
+ * their positions in idx and their handles in key.  A followed wildcard
+ * receive needs its status: want_status asks for the statuses while any
+ * wildcard receive is followed (wp_match_wild), and the call is then given
+ * a status array of its own when the program ignores them. */
 #define WP_MATCH_PEND 64
 struct wp_mpend {
     int n, want_status;
     int idx[WP_MATCH_PEND];
     uintptr_t key[WP_MATCH_PEND];
+    int ncopy;
+    MPI_Request copy[WP_MATCH_PEND];
 };
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
 /* done(i): whether request i completed: all (Wait, Waitall), one index

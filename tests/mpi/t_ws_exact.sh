@@ -5,7 +5,8 @@
 # wait-free call and the minimum-duration estimate cannot see the waits; only
 # matching both sides of each instance can.  The modes: a late sender
 # (MPI_Recv, 2 ranks), wildcard receives (MPI_ANY_SOURCE and MPI_ANY_TAG, two
-# late senders, 3 ranks), a late receiver (MPI_Ssend, 2 ranks), Wait at NxN
+# late senders, 3 ranks; by MPI_Recv, and by MPI_Irecv and MPI_Wait with the
+# status ignored), a late receiver (MPI_Ssend, 2 ranks), Wait at NxN
 # (MPI_Allreduce), Wait at Barrier, Late Broadcast (MPI_Bcast, late root),
 # Early Reduce (MPI_Reduce, late non-roots) and MPI_Irecv + MPI_Waitall with
 # staggered late senders (these at 4 ranks).  Each mode runs with
@@ -116,6 +117,7 @@ for src in wrappers default; do
     wp_note "--- source: $src"
     exact 2 1 recv
     exact 3 1 wildcard
+    exact 3 1 iwildcard
     exact 2 1 ssend
     # All ranks; all ranks; the non-roots; the root; the root.
     exact 4 4 allreduce

@@ -18,6 +18,12 @@
  *   wildcard  3      ranks 1 and 2 send DELAY and   rank 0 MPI_Recv late_sender, 2 receives
  *                    1.5 DELAY late                 per iteration at ONE call site with
  *                                                   MPI_ANY_SOURCE, MPI_ANY_TAG: the same
+ *   iwildcard 3      as wildcard                    rank 0 MPI_Wait late_sender: each receive
+ *                                                   an MPI_Irecv with MPI_ANY_SOURCE and
+ *                                                   MPI_ANY_TAG, completed by MPI_Wait with
+ *                                                   MPI_STATUS_IGNORE (waitprof supplies the
+ *                                                   status it numbers the message by):
+ *                                                   max(0, send entry - Wait entry)
  *   ssend     2      rank 1 receives DELAY late     rank 0 MPI_Ssend late_receiver:
  *                                                   max(0, recv entry - ssend entry)
  *   allreduce 4      rank 1                         every rank MPI_Allreduce wait_nxn:
@@ -91,18 +97,18 @@
 #include "clock.h"
 
 enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, IALLREDUCE, IBCAST, PERSIST, MPROBE,
-            IFILL, NMODES };
+            IFILL, IWILDCARD, NMODES };
 static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",      "allreduce", "barrier",
                                           "bcast",   "reduce",   "waitall",    "iallreduce", "ibcast",
-                                          "persist", "mprobe",   "ifill"};
+                                          "persist", "mprobe",   "ifill",      "iwildcard"};
 static const char *const pattern[NMODES] = {"late_sender",  "late_sender",    "late_receiver", "wait_nxn",
                                             "wait_barrier", "late_broadcast", "early_reduce",  "late_sender",
                                             "wait_nxn",     "late_broadcast", "late_sender",   "late_sender",
-                                            "wait_barrier"};
+                                            "wait_barrier", "late_sender"};
 static const char *const function[NMODES] = {"MPI_Recv",    "MPI_Recv",  "MPI_Ssend",  "MPI_Allreduce",
                                              "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall",
                                              "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe",
-                                             "MPI_Wait"};
+                                             "MPI_Wait",    "MPI_Wait"};
 
 static double pos(double x)
 {
@@ -140,11 +146,11 @@ int main(int argc, char **argv)
             mode = m;
     double delay = argc > 2 ? atof(argv[2]) : 0.1;
     int iter = argc > 3 ? atoi(argv[3]) : 10;
-    if (mode < 0 || size < (mode == WILDCARD ? 3 : 2) || iter < 1 || iter > MAX_ITER || !(delay >= 0)) {
+    if (mode < 0 || size < (mode == WILDCARD || mode == IWILDCARD ? 3 : 2) || iter < 1 || iter > MAX_ITER || !(delay >= 0)) {
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall|"
-                    "iallreduce|ibcast|persist|mprobe|ifill [DELAY] [ITER<=%d]\n(P >= 2; wildcard: P >= 3)\n",
+                    "iallreduce|ibcast|persist|mprobe|ifill|iwildcard [DELAY] [ITER<=%d]\n(P >= 2; wildcard, iwildcard: P >= 3)\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -209,6 +215,7 @@ int main(int argc, char **argv)
             }
             break;
         case WILDCARD:
+        case IWILDCARD:
             if (rank == 1 || rank == 2) {
                 /* Rank 2 is DELAY/2 later than rank 1.  The tag changes with
                  * the iteration: the receives take any. */
@@ -217,13 +224,22 @@ int main(int argc, char **argv)
                 t_in[at] = t;
                 MPI_Send(&t, 1, MPI_DOUBLE, 0, 10 * rank + it % 3, MPI_COMM_WORLD);
                 t_out[at] = now();
-            } else if (rank == 0) {
+            } else if (rank == 0 && mode == WILDCARD) {
                 for (int s = 0; s < 2; s++) {
                     MPI_Status st;
                     t_in[at + s] = now();
                     MPI_Recv(&sent_at[at + s], 1, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                     t_out[at + s] = now();
                     source[at + s] = st.MPI_SOURCE;
+                }
+            } else if (rank == 0) {
+                for (int s = 0; s < 2; s++) {
+                    MPI_Request r;
+                    MPI_Irecv(&sent_at[at + s], 1, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+                    t_in[at + s] = now();
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    t_out[at + s] = now();
+                    source[at + s] = -1; /* the program ignored the status */
                 }
             }
             break;
@@ -387,6 +403,7 @@ int main(int argc, char **argv)
         switch (mode) {
         case RECV:
         case WILDCARD:
+        case IWILDCARD:
         case WAITALL:
             /* The send entries came with the messages; also say who the
              * wildcard receives matched, in order. */
@@ -397,7 +414,7 @@ int main(int argc, char **argv)
                 printf("\n");
             }
             for (int i = 0; i < iter; i++)
-                for (int s = 0; s < (mode == WILDCARD ? 2 : 1); s++) {
+                for (int s = 0; s < (mode == WILDCARD || mode == IWILDCARD ? 2 : 1); s++) {
                     size_t j = (size_t)i * SLOTS + s;
                     w[n++] = pos(sent_at[j] - t_in[j]);
                 }
@@ -485,7 +502,7 @@ int main(int argc, char **argv)
                     calls++;
                 }
             const char *f = function[mode];
-            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == WAITALL || mode == MPROBE))
+            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == IWILDCARD || mode == WAITALL || mode == MPROBE))
                 f = "MPI_Send";
             else if (q != 0 && mode == PERSIST)
                 f = "MPI_Start+MPI_Wait";
