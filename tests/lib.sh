@@ -445,3 +445,35 @@ wp_shot() {
         "file://$1" >"$WP_TMP/chromium.log" 2>&1 || { tail -n 20 "$WP_TMP/chromium.log" >&2; wp_fail "chromium failed on $1"; }
     [ -s "$2" ] || wp_fail "chromium wrote no screenshot of $1"
 }
+
+# wp_check_chain_costs REPORT_JSON TRUTH_LINE LABEL — tests/mpi/ws_chain.c's
+# delay costs in a run's report.json against the program's truth line:
+# rank 1's direct (short-term) and propagated (long-term) costs under
+# late_work within 15 %, its propagated waits on rank 3 only, and rank 2's
+# direct cost under relay_work within 15 % or 30 ms; both truths at least
+# 0.6 s, so a program that did not inject its delays cannot pass.  Prints
+# truth and measurement; fails (exit 1) when off.
+wp_check_chain_costs() {
+    "$PYTHON" - "$1" "$2" "$WP_TEST, $3" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["causes"]
+t = dict(kv.split("=") for kv in sys.argv[2].split()[1:])
+s1, l1, s2 = float(t["short1"]), float(t["long1"]), float(t["short2"])
+def of(rank, fn):
+    # A cause is a (rank, call path): samples in late_work() and in the
+    # clock_gettime its loop calls are two paths of one delay.
+    return [x for x in c if x["rank"] == rank and x["path"] and fn in x["path"].split(";")]
+r1, r2 = of(1, "late_work"), of(2, "relay_work")
+m_s1 = sum(x["short_term_s"] for x in r1)
+m_l1 = sum(x["long_term_s"] for x in r1)
+m_s2 = sum(x["short_term_s"] for x in r2)
+prop_ranks = sorted({w["rank"] for x in r1 for w in x["waits"] if w["kind"] == "propagated"})
+print("[%s] truth: rank 1 %.3f s direct, %.3f s propagated; rank 2 %.3f s direct" % (sys.argv[3], s1, l1, s2))
+print("[%s] measured: rank 1 %.3f s direct, %.3f s propagated (waits on ranks %s); rank 2 %.3f s direct"
+      % (sys.argv[3], m_s1, m_l1, prop_ranks, m_s2))
+ok = s1 >= 0.6 and l1 >= 0.6
+ok = ok and abs(m_s1 - s1) <= 0.15 * s1 and abs(m_l1 - l1) <= 0.15 * l1 and prop_ranks == [3]
+ok = ok and abs(m_s2 - s2) <= max(0.15 * s2, 0.03)
+sys.exit(0 if ok else 1)
+PY
+}

@@ -32,26 +32,7 @@ for mode in gathered rounds; do
         [ "$g" = "$want" ] || wp_fail "$mode: rank $r says match_gathered=$g, expected $want"
     done
     truth=$(grep '^truth ' "$WP_TMP/truth-$mode") || wp_fail "$mode: the program printed no truth"
-    "$PYTHON" - "$out/report.json" "$truth" "$mode" <<'PY' || { cat "$WP_TMP/err-$mode" >&2; wp_fail "$mode: delay costs off the truth (see above)"; }
-import json, sys
-c = json.load(open(sys.argv[1]))["causes"]
-t = dict(kv.split("=") for kv in sys.argv[2].split()[1:])
-s1, l1, s2 = float(t["short1"]), float(t["long1"]), float(t["short2"])
-def of(rank, fn):
-    return [x for x in c if x["rank"] == rank and x["path"] and fn in x["path"].split(";")]
-r1, r2 = of(1, "late_work"), of(2, "relay_work")
-m_s1 = sum(x["short_term_s"] for x in r1)
-m_l1 = sum(x["long_term_s"] for x in r1)
-m_s2 = sum(x["short_term_s"] for x in r2)
-prop_ranks = sorted({w["rank"] for x in r1 for w in x["waits"] if w["kind"] == "propagated"})
-print("[t_ws_rounds, %s] truth: rank 1 %.3f s direct, %.3f s propagated; rank 2 %.3f s direct" % (sys.argv[3], s1, l1, s2))
-print("[t_ws_rounds, %s] measured: rank 1 %.3f s direct, %.3f s propagated (waits on ranks %s); rank 2 %.3f s direct"
-      % (sys.argv[3], m_s1, m_l1, prop_ranks, m_s2))
-ok = s1 >= 0.6 and l1 >= 0.6
-ok = ok and abs(m_s1 - s1) <= 0.15 * s1 and abs(m_l1 - l1) <= 0.15 * l1 and prop_ranks == [3]
-ok = ok and abs(m_s2 - s2) <= max(0.15 * s2, 0.03)
-sys.exit(0 if ok else 1)
-PY
+    wp_check_chain_costs "$out/report.json" "$truth" "$mode" || { cat "$WP_TMP/err-$mode" >&2; wp_fail "$mode: delay costs off the truth (see above)"; }
 done
 for r in 0 1 2 3; do
     a=$(wp_meta "$WP_TMP/run-gathered/rank.$r.meta" match_rounds)
