@@ -454,7 +454,7 @@ wp_shot() {
 # 0.6 s, so a program that did not inject its delays cannot pass.  Prints
 # truth and measurement; fails (exit 1) when off.
 wp_check_chain_costs() {
-    "$PYTHON" - "$1" "$2" "$WP_TEST, $3" <<'PY'
+    "$PYTHON" - "$1" "$2" "$WP_TEST, $MPI_FLAVOR, $3" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))["causes"]
 t = dict(kv.split("=") for kv in sys.argv[2].split()[1:])
