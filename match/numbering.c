@@ -565,10 +565,7 @@ static inline void wp_take_one(struct wp_mpend *p, int i, MPI_Request r)
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     p->n = 0;
-    p->want_status = 0;
     p->ncopy = 0;
-    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
-        return;
     p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
     if (n >= 0 && n <= WP_MATCH_PEND) {
         /* A few handles by a loop, more by memcpy: the call costs more
@@ -637,14 +634,13 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
 
 void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
 {
+    /* The Fortran wrappers pass the program's statuses as they are:
+     * want_status stays 0. */
     p->n = p->want_status = p->ncopy = 0;
-    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))
-        return;
     const MPI_Fint *r = freqs;
     int n = count ? *(const MPI_Fint *)count : 1;
     for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
         wp_take_one(p, i, PMPI_Request_f2c(r[i]));
-    p->want_status = p->n > 0;
 }
 
 void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fsts, int all, const void *findex,

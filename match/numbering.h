@@ -376,6 +376,8 @@ struct wp_mpend {
     int ncopy;
     MPI_Request copy[WP_MATCH_PEND];
 };
+/* Callers test wp_match_tracked first (the generated wrappers do, before
+ * the call), so take does not test it again. */
 void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
 /* done(i): whether request i completed: all (Wait, Waitall), one index
  * (Waitany), or a list (Waitsome). */
