@@ -352,6 +352,40 @@ static size_t wp_gkey(int32_t rank, uint64_t chan, uint64_t k)
     return (size_t)wp_mix64(wp_wkey(chan, k, 1) ^ wp_mix64((uint64_t)(uint32_t)rank));
 }
 
+/* What wp_prop_gathered's rounds share: the gathered waits w (wrank[g]:
+ * whose), this rank's own among them from mine on (m->wi, whose causes
+ * count), the sends waiting for each wait (dep, cut by dep_at), and the
+ * sends made ready for the next round (next[0..nnext)). */
+struct wp_gctx {
+    struct wp_mlocal *m;
+    int me;
+    size_t mine;
+    struct wp_winst *w;
+    const int32_t *wrank;
+    const size_t *dep_at;
+    const long *dep;
+    size_t *next, nnext, open_w;
+};
+
+/* Resolve gathered wait g from its predecessor's terms (this rank's own
+ * through wp_resolve, which counts its causes) and make the sends that
+ * waited for it ready. */
+static void wp_gresolve(struct wp_gctx *x, size_t g, double pwait, const struct wp_term *p, uint32_t np)
+{
+    if (x->wrank[g] == x->me && x->m->wi) {
+        struct wp_winst *own = &x->m->wi[g - x->mine];
+        wp_resolve(own, pwait, p, np);
+        x->w[g].nt = own->nt;
+        memcpy(x->w[g].t, own->t, sizeof x->w[g].t);
+        x->w[g].resolved = 1;
+    } else {
+        wp_resolve_(&x->w[g], pwait, p, np, 0);
+    }
+    x->open_w--;
+    for (size_t d = x->dep_at[g]; d < x->dep_at[g + 1]; d++)
+        x->next[x->nnext++] = (size_t)x->dep[d];
+}
+
 /* The rounds of match/exchange.c's wp_propagate, run for all ranks in one
  * process: the same answers, delivered in the same rounds, so every wait is
  * resolved exactly as the messages would resolve it and the round count is
@@ -413,41 +447,26 @@ int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, in
         free(fill);
     }
     if (ok) {
-        size_t ncur = 0, nnext = 0, open_w = nw, open_s = ns;
+        struct wp_gctx x = {m, me, mine, w, wrank, dep_at, dep, next, 0, nw};
+        size_t ncur = 0, open_s = ns;
         for (size_t s = 0; s < ns; s++)
             if (spred[s] < 0)
                 cur[ncur++] = s;
         uint64_t round = 0;
-        /* Resolve wait g (this rank's through wp_resolve, which counts
-         * its causes) and make the sends that waited for it ready. */
-#define WP_GRESOLVE(g, pw, pt, pn)                                                                                \
-    do {                                                                                                          \
-        if (wrank[g] == me && m->wi) {                                                                            \
-            wp_resolve(&m->wi[(g) - mine], (pw), (pt), (pn));                                                     \
-            w[g].nt = m->wi[(g) - mine].nt;                                                                       \
-            memcpy(w[g].t, m->wi[(g) - mine].t, sizeof w[g].t);                                                   \
-            w[g].resolved = 1;                                                                                    \
-        } else {                                                                                                  \
-            wp_resolve_(&w[g], (pw), (pt), (pn), 0);                                                              \
-        }                                                                                                         \
-        open_w--;                                                                                                 \
-        for (size_t d = dep_at[g]; d < dep_at[(g) + 1]; d++)                                                      \
-            next[nnext++] = (size_t)dep[d];                                                                       \
-    } while (0)
         for (;; round++) {
-            nnext = 0;
+            x.nnext = 0;
             /* Every ready send answers; its predecessor was resolved
              * before this round, as a message's content is fixed when it
              * is sent. */
             for (size_t i = 0; i < ncur; i++) {
                 size_t s = cur[i];
-                const struct wp_gprop *x = sp[s];
+                const struct wp_gprop *sd = sp[s];
                 open_s--;
-                size_t h = wp_gkey(x->b, x->chan, x->k) & (slots - 1);
+                size_t h = wp_gkey(sd->b, sd->chan, sd->k) & (slots - 1);
                 long g = -1;
                 for (; tab[h]; h = (h + 1) & (slots - 1)) {
                     const struct wp_winst *c = &w[tab[h] - 1];
-                    if (c->chan == x->chan && c->k == x->k && wrank[tab[h] - 1] == x->b) {
+                    if (c->chan == sd->chan && c->k == sd->k && wrank[tab[h] - 1] == sd->b) {
                         g = (long)tab[h] - 1;
                         break;
                     }
@@ -456,24 +475,24 @@ int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, in
                     continue;
                 if (spred[s] >= 0) {
                     const struct wp_winst *p = &w[spred[s]];
-                    WP_GRESOLVE((size_t)g, p->wait, p->t, (uint32_t)(p->nt < WP_TERMS ? p->nt : WP_TERMS));
+                    wp_gresolve(&x, (size_t)g, p->wait, p->t, (uint32_t)(p->nt < WP_TERMS ? p->nt : WP_TERMS));
                 } else {
-                    WP_GRESOLVE((size_t)g, 0, NULL, 0);
+                    wp_gresolve(&x, (size_t)g, 0, NULL, 0);
                 }
             }
-            if (open_w + open_s == 0 || round >= cap)
+            if (x.open_w + open_s == 0 || round >= cap)
                 break;
             if (ncur == 0)
                 /* Nothing moved: the waits still open wait for senders
                  * that will never tell (dropped records): direct. */
                 for (size_t g = 0; g < nw; g++)
                     if (!w[g].resolved)
-                        WP_GRESOLVE(g, 0, NULL, 0);
+                        wp_gresolve(&x, g, 0, NULL, 0);
             size_t *t = cur;
-            cur = next, next = t;
-            ncur = nnext;
+            cur = x.next, x.next = t;
+            ncur = x.nnext;
         }
-#undef WP_GRESOLVE
+        next = x.next; /* the buffers may have been swapped: both are freed below */
         *rounds = round + 1;
         for (size_t i = 0; i < m->nps; i++)
             m->ps[i].sent = 1;
