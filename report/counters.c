@@ -72,12 +72,6 @@ static int wp_rep_is_word(const char *p, const char *end, const char *w)
     return (size_t)(end - p) == n && strncmp(p, w, n) == 0;
 }
 
-/* The unit of an event into unit (capacity cap): as the meta files give it
- * (counters=name:unit:backend,..., or name:unit from before the backend
- * was written), the name compared in its file form (sampler/counters.h:
- * '.' and '/' made '_', as ev, the name of a file, has it); for files
- * without it (older runs), by the name: the perf clocks count nanoseconds
- * (sampler/counters.c), every other event occurrences. */
 /* Whether the len characters at p name event ev as the files name it
  * ('.' and '/' made '_'), for the meta's lists of counters. */
 static int wp_rep_meta_name_is(const char *p, size_t len, const char *ev)
@@ -90,6 +84,12 @@ static int wp_rep_meta_name_is(const char *p, size_t len, const char *ev)
     return 1;
 }
 
+/* The unit of an event into unit (capacity cap): as the meta files give it
+ * (counters=name:unit:backend,..., or name:unit from before the backend
+ * was written), the name compared in its file form (sampler/counters.h:
+ * '.' and '/' made '_', as ev, the name of a file, has it); for files
+ * without it (older runs), by the name: the perf clocks count nanoseconds
+ * (sampler/counters.c), every other event occurrences. */
 static void wp_rep_counter_unit(const struct run *R, const char *ev, char *unit, size_t cap)
 {
     for (const char *p = R->counters; *p;) {
