@@ -102,6 +102,13 @@ struct wp_cat {
      * timed calls; the category's calls are count + untimed, and its
      * time and estimated wait are the timed ones' scaled to them. */
     uint64_t untimed;
+    /* Whether the category's recent calls were long (WP_CAT_LONG_US or
+     * more): renewed to WP_CAT_LONG_KEEP by each such call, timed or dated
+     * by a sample (wp_cat_saw), worn down by one with each shorter timed
+     * call.  Only a hint for the wrappers: an untimed receive goes through
+     * a polling stall source only while it is above zero (wrap/wrap.h,
+     * wp_src_recv_in).  Not merged, not written. */
+    uint32_t long_recent;
     /* Completion calls whose requests were already complete on entry (found
      * by a test before waiting): they cannot have waited, so they are kept
      * out of the minimum and counted as zero wait.  Included in count, sum,
@@ -205,9 +212,32 @@ static inline uint32_t wp_cat_key_of(const struct wp_cat *c)
     return k;
 }
 
+/* struct wp_cat's long_recent: how long a call must be to count as long,
+ * its histogram bin (wp_hist_bin(WP_CAT_LONG_US); checked by
+ * tests/unit/test_stats.c), and how many shorter timed calls it takes to
+ * forget one. */
+#define WP_CAT_LONG_US 20
+#define WP_CAT_LONG_BIN 12
+#define WP_CAT_LONG_KEEP 8
+static inline void wp_cat_long_bin(struct wp_cat *c, int bin)
+{
+    if (bin >= WP_CAT_LONG_BIN)
+        c->long_recent = WP_CAT_LONG_KEEP;
+    else if (c->long_recent)
+        c->long_recent--;
+}
+/* A call of the category that was not recorded but whose duration is
+ * known (a sample dated it: wrap/wrap.h, wp_count): only the hint. */
+static inline void wp_cat_saw(struct wp_cat *c, uint64_t ticks)
+{
+    if (wp_hist_bin_ticks(ticks) >= WP_CAT_LONG_BIN)
+        c->long_recent = WP_CAT_LONG_KEEP;
+}
+
 /* ev: the call's event number (struct wp_cat). */
 static inline void wp_cat_add_bin(struct wp_cat *c, uint64_t ticks, int bin, int early, uint64_t ev)
 {
+    wp_cat_long_bin(c, bin);
     c->count++;
     c->sum += ticks;
     if (early) {

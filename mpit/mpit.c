@@ -43,10 +43,11 @@
 #include "state/clock.h"
 
 #define WP_PVAR_NAME "pml_ob1_posted_recvq_length"
-/* How often the queue is read while polling.  A sample taken between two
- * reads sees the older answer, so this bounds the misclassified time per
- * call; reading more often costs a mutex per read. */
-#define WP_MPIT_READ_NS 20000
+/* How often the queue is read while polling (mpit/source.h,
+ * WP_SRC_POLL_NS).  A sample taken between two reads sees the older
+ * answer, so this bounds the misclassified time per call; reading more
+ * often costs a mutex per read. */
+#define WP_MPIT_READ_NS WP_SRC_POLL_NS
 
 static int wp_pvar_index = -1;
 static MPI_T_pvar_session wp_session = MPI_T_PVAR_SESSION_NULL;

@@ -51,6 +51,12 @@ struct wp_source {
     int (*waitall)(int n, MPI_Request *reqs, MPI_Status *sts);
 };
 
+/* A polling source (mpit/mpit.c) first reads the runtime's queue this far
+ * into a call, and then again every as often: a sample taken before the
+ * first read is left to the estimator, so a shorter call is never
+ * classified by the source (wrap/wrap.h, wp_src_recv_in, relies on it). */
+#define WP_SRC_POLL_NS 20000
+
 enum { WP_SOURCE_AUTO = -1, WP_SOURCE_WRAPPERS = 0, WP_SOURCE_MPIT = 1, WP_SOURCE_PERUSE = 2 };
 
 /* The source in use; wp_source_wrappers until wp_source_select() ran. */

@@ -512,6 +512,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         out.append("    else if (wp_rc == MPI_SUCCESS)")
         out.append("        wp_rc = %s(%s);" % (real, args))
         early = "wp_early"
+    elif untimed and real == "wp_src_recv":
+        # The category decides whether an untimed receive needs the source
+        # (wrap/wrap.h, wp_src_recv_in).
+        out.append("    int wp_rc = wp_src_recv_in(wp_uc, %s);" % args)
     else:
         out.append("    int wp_rc = %s(%s);" % (real, args))
     if req and req != "free":

@@ -59,6 +59,26 @@ static inline int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, in
     return s->recv ? s->recv(buf, count, dt, src, tag, comm, st) : PMPI_Recv(buf, count, dt, src, tag, comm, st);
 }
 
+/* An untimed receive (wp_untimed_cat gave its category c): through the
+ * source only while c's recent calls were long (struct wp_cat's
+ * long_recent).  A polling source's first look comes WP_SRC_POLL_NS into
+ * the call, so a shorter receive was never classified by it: its samples
+ * go to the estimator's rule either way, and the PMPI call spares it the
+ * source's nonblocking receive and polls (mpit/mpit.c).  A category whose
+ * calls turn long is seen as soon as a sample dates one of them
+ * (wp_count) or a timed one is recorded; c == NULL (a timed call) always
+ * goes through the source. */
+_Static_assert(WP_CAT_LONG_US * 1000 <= WP_SRC_POLL_NS,
+               "a receive the source can classify must count as long");
+static inline int wp_src_recv_in(const struct wp_cat *c, void *buf, int count, MPI_Datatype dt, int src, int tag,
+                                 MPI_Comm comm, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    if (s->recv == NULL || (c != NULL && c->long_recent == 0))
+        return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+    return s->recv(buf, count, dt, src, tag, comm, st);
+}
+
 static inline int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
                                MPI_Request *req)
 {
@@ -325,6 +345,7 @@ static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struc
     ++*c->fn_events;
     if (__builtin_expect(t->has_pending, 0)) {
         uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
+        wp_cat_saw(c, d);
         wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
     }
 }

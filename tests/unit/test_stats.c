@@ -104,6 +104,38 @@ START_TEST(test_cat_stats)
 }
 END_TEST
 
+/* The hint that sends untimed receives through a polling source
+ * (struct wp_cat's long_recent): renewed by a long call, worn down by
+ * WP_CAT_LONG_KEEP shorter ones, never by a call that was not timed. */
+START_TEST(test_cat_long_recent)
+{
+    ck_assert_int_eq(wp_hist_bin(WP_CAT_LONG_US), WP_CAT_LONG_BIN);
+    ck_assert_int_lt(wp_hist_bin(WP_CAT_LONG_US - 1), WP_CAT_LONG_BIN);
+    struct wp_cat c = {.min = UINT64_MAX};
+    for (int i = 0; i < 16; i++)
+        wp_cat_add(&c, 5, 5, 0);
+    ck_assert_uint_eq(c.long_recent, 0);
+    wp_cat_add(&c, WP_CAT_LONG_US, WP_CAT_LONG_US, 0);
+    ck_assert_uint_eq(c.long_recent, WP_CAT_LONG_KEEP);
+    for (int i = 0; i < WP_CAT_LONG_KEEP - 1; i++)
+        wp_cat_add(&c, 19, 19, 0);
+    ck_assert_uint_eq(c.long_recent, 1);
+    wp_cat_add(&c, 19, 19, 0);
+    ck_assert_uint_eq(c.long_recent, 0);
+    /* A sample's dating of an untimed call: only renews.  The clock's
+     * calibration is 1 ns per tick here (wp_hist_q32 unset). */
+    uint64_t q = wp_hist_q32;
+    wp_hist_q32 = 1ull << 32;
+    wp_cat_saw(&c, 5000);
+    ck_assert_uint_eq(c.long_recent, 0);
+    wp_cat_saw(&c, WP_CAT_LONG_US * 1000);
+    ck_assert_uint_eq(c.long_recent, WP_CAT_LONG_KEEP);
+    wp_cat_saw(&c, 1000);
+    ck_assert_uint_eq(c.long_recent, WP_CAT_LONG_KEEP);
+    wp_hist_q32 = q;
+}
+END_TEST
+
 START_TEST(test_stats_table)
 {
     struct wp_stats *st = wp_stats_create(16);
@@ -323,6 +355,7 @@ int main(void)
     tcase_add_test(tc, test_size_class);
     tcase_add_test(tc, test_hist_bins);
     tcase_add_test(tc, test_cat_stats);
+    tcase_add_test(tc, test_cat_long_recent);
     tcase_add_test(tc, test_stats_table);
     tcase_add_test(tc, test_wait_formula);
     tcase_add_test(tc, test_patterns);
