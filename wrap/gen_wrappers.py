@@ -410,14 +410,14 @@ def traffic_lines(name, names, known=None):
         size = "wp_bytes(%s, %s)" % (args[0], args[1])
         size = (known or {}).get(size, size)
         if kind == "send":
-            out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, args[2], args[3]))
+            out.append("        wp_traffic_send_in(WP_FN_%s, %s, %s, %s);" % (name, size, args[2], args[3]))
         elif kind == "irecv":
-            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, 0);" % (name, size, args[2], args[3]))
+            out.append("        wp_traffic_recv_in(WP_FN_%s, %s, %s, %s, 0);" % (name, size, args[2], args[3]))
         else:
             # A wildcard receive names its sender in the status, if kept.
             src = "(%s == MPI_ANY_SOURCE && %s != MPI_STATUS_IGNORE) ? %s->MPI_SOURCE : %s" % (
                 args[2], args[4], args[4], args[2])
-            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+            out.append("        wp_traffic_recv_in(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
                        % (name, size, src, args[3]))
     if out:
         out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS) {")

@@ -47,4 +47,31 @@ void wp_traffic_init(int rank, int size, int matrix);
 void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
 void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
 
+/* The C wrappers' forms, inline: there fn is a constant, so the thread's
+ * count is two additions at a fixed offset from its table.  Everything
+ * else takes the functions above: the thread's first count (no table
+ * yet), the matrix, and a negative peer (MPI_PROC_NULL, which is not
+ * counted, or a wildcard's unknown sender, which is). */
+static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uint64_t bytes, int dest, MPI_Comm comm)
+{
+    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
+    if (__builtin_expect(t == NULL || wp_mx != NULL || dest < 0, 0)) {
+        wp_traffic_send(fn, bytes, dest, comm);
+        return;
+    }
+    t->fn[fn].bytes_sent += bytes;
+    t->fn[fn].req_sent++;
+}
+static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
+                                                                     uint64_t ticks)
+{
+    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
+    if (__builtin_expect(t == NULL || wp_mx != NULL || source < 0, 0)) {
+        wp_traffic_recv(fn, bytes, source, comm, ticks);
+        return;
+    }
+    t->fn[fn].bytes_recv += bytes;
+    t->fn[fn].req_recv++;
+}
+
 #endif

@@ -15,6 +15,8 @@ __thread MPI_Datatype wp_tc_type __attribute__((tls_model("initial-exec"))) = MP
 __thread int wp_tc_size __attribute__((tls_model("initial-exec")));
 __thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
 unsigned wp_type_gen;
+/* wrap/wrap.h, wp_untimed_cat.  site 0 never matches a call. */
+__thread struct wp_ucache wp_ucache[WP_UCACHE] __attribute__((tls_model("initial-exec")));
 
 void wp_hook_errhandler(void)
 {

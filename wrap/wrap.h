@@ -325,13 +325,52 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
  * its first call with it); a category that cannot be recorded; call paths
  * deeper than one frame, or no estimator.  *nb receives the call's bytes. */
 #define WP_TIMED_FIRST 16
-static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int fn, long long count, MPI_Datatype dt,
-                                                                           int role, uintptr_t site, uint64_t *nb)
+static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_find(int fn, long long count, MPI_Datatype dt,
+                                                                            int role, uintptr_t site, uint64_t *nb)
 {
-    if (__builtin_expect(!wp_stats_plain, 0) || !wp_bytes_cached(count, dt, nb))
+    if (!wp_bytes_cached(count, dt, nb))
         return NULL;
     struct wp_cat *c = wp_stats_cat(site, fn, wp_size_class(*nb), role, 0);
     return c && c->count >= WP_TIMED_FIRST ? c : NULL;
+}
+
+/* The thread's last untimed category per function (by fn modulo
+ * WP_UCACHE), with the arguments that found it: a loop's blocking calls
+ * repeat them exactly, and a hit is five comparisons instead of the
+ * datatype cache, the size class and the category hash (about 35
+ * instructions on each of a ping-pong's calls, callgrind).  Only a
+ * category past its first WP_TIMED_FIRST calls is kept, and categories
+ * are never freed or moved, so a hit is what wp_untimed_find would have
+ * found; gen guards the datatype as wp_bytes_cached does. */
+#define WP_UCACHE 8
+struct wp_ucache {
+    uintptr_t site;
+    long long count;
+    MPI_Datatype dt;
+    unsigned gen;
+    uint32_t key; /* wp_cat_key(fn, 0, role) */
+    struct wp_cat *cat;
+    uint64_t nb;
+};
+extern __thread struct wp_ucache wp_ucache[WP_UCACHE] __attribute__((tls_model("initial-exec")));
+
+static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int fn, long long count, MPI_Datatype dt,
+                                                                           int role, uintptr_t site, uint64_t *nb)
+{
+    if (__builtin_expect(!wp_stats_plain, 0))
+        return NULL;
+    struct wp_ucache *u = &wp_ucache[(unsigned)fn % WP_UCACHE];
+    unsigned gen = __atomic_load_n(&wp_type_gen, __ATOMIC_RELAXED);
+    if (__builtin_expect(u->site == site && u->key == wp_cat_key(fn, 0, role) && u->count == count && u->dt == dt &&
+                             u->gen == gen,
+                         1)) {
+        *nb = u->nb;
+        return u->cat;
+    }
+    struct wp_cat *c = wp_untimed_find(fn, count, dt, role, site, nb);
+    if (c != NULL)
+        *u = (struct wp_ucache){site, count, dt, gen, wp_cat_key(fn, 0, role), c, *nb};
+    return c;
 }
 
 /* After the call: count it.  A call that a sample fell in reads the clock

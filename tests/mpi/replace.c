@@ -1,6 +1,6 @@
 /* replace: the message traffic of MPI_Sendrecv_replace, of known size.
  *
- *   replace [CALLS, default 100] [COUNT, default 1000]
+ *   replace [CALLS, default 100] [COUNT, default 1000] [MODE]
  *
  * On 2 ranks: each rank exchanges its buffer of COUNT doubles with the
  * other rank CALLS times with MPI_Sendrecv_replace, naming the other rank
@@ -12,7 +12,14 @@
  * received (the sender's rank and the call's number in every element) and
  * each rank prints "truth rank=R sent=B calls=N"; it exits 1 when the data
  * or the status is wrong.
+ *
+ * MODE "pairs": the same traffic in blocking MPI_Send and MPI_Recv calls
+ * instead (rank 0 sends first, rank 1 receives first; the receives name
+ * their source as above).  The wrappers count most of the sends and the
+ * first half of the receives without a clock read (wrap/wrap.h,
+ * wp_untimed_cat), and the wildcard ones from the status.
  */
+#include <string.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int calls = argc > 1 ? atoi(argv[1]) : 100;
     int count = argc > 2 ? atoi(argv[2]) : 1000;
+    int pairs = argc > 3 && strcmp(argv[3], "pairs") == 0;
     if (size != 2 || calls < 2 || count < 1) {
         if (rank == 0)
             fprintf(stderr, "replace: run on 2 ranks with CALLS >= 2 and COUNT >= 1\n");
@@ -39,7 +47,20 @@ int main(int argc, char **argv)
             buf[i] = rank * 1e6 + c;
         MPI_Status st;
         int src = c < calls / 2 ? peer : MPI_ANY_SOURCE;
-        MPI_Sendrecv_replace(buf, count, MPI_DOUBLE, peer, c, src, c, MPI_COMM_WORLD, &st);
+        if (!pairs) {
+            MPI_Sendrecv_replace(buf, count, MPI_DOUBLE, peer, c, src, c, MPI_COMM_WORLD, &st);
+        } else if (rank == 0) {
+            MPI_Send(buf, count, MPI_DOUBLE, peer, c, MPI_COMM_WORLD);
+            MPI_Recv(buf, count, MPI_DOUBLE, src, c, MPI_COMM_WORLD, &st);
+        } else {
+            double *in = malloc((size_t)count * sizeof *in);
+            if (in == NULL)
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            MPI_Recv(in, count, MPI_DOUBLE, src, c, MPI_COMM_WORLD, &st);
+            MPI_Send(buf, count, MPI_DOUBLE, peer, c, MPI_COMM_WORLD);
+            memcpy(buf, in, (size_t)count * sizeof *in);
+            free(in);
+        }
         int got;
         MPI_Get_count(&st, MPI_DOUBLE, &got);
         if (st.MPI_SOURCE != peer || got != count)

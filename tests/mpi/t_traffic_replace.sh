@@ -12,6 +12,13 @@
 #   ranks[].functions: MPI_Sendrecv_replace sent 800000 bytes in 100
 #   requests and received as many, on each rank; report.json's functions:
 #   1 600 000 bytes each way over both ranks.
+# Then the same traffic in blocking MPI_Send and MPI_Recv pairs (replace
+# ... pairs), the matrices off, as by default: most of these calls are
+# counted by the wrappers' inline count and without a clock read
+# (wrap/traffic.h, wp_traffic_send_in), the wildcard receives by the
+# function.  mpi_bytes_sent.csv and mpi_requests_sent.csv: MPI_Send sent
+# 800000 bytes in 100 requests on each rank; mpi_bytes_recv.csv and
+# mpi_requests_recv.csv: MPI_Recv received as many.
 . "$(dirname "$0")/../lib.sh"
 out=$WP_TMP/run
 WAITPROF_MATRIX=1 WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 \
@@ -69,3 +76,31 @@ if bad:
     sys.exit(1)
 PY
 wp_note "MPI_Sendrecv_replace: 800000 bytes in 100 messages each way in the matrices, the tables and report.json"
+
+out=$WP_TMP/pairs
+WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 pairs \
+    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run of pairs failed"; }
+for r in 0 1; do
+    grep -q "^truth rank=$r sent=800000 calls=100$" "$WP_TMP/truth" ||
+        { cat "$WP_TMP/truth" >&2; wp_fail "pairs: no truth line for rank $r: the program's data or status was wrong"; }
+done
+"$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Send/MPI_Recv traffic is not 800000 bytes in 100 messages each way"
+import csv, sys
+d = sys.argv[1]
+B, N = 800000, 100
+bad = []
+for name, fn in (("mpi_bytes_sent.csv", "MPI_Send"), ("mpi_requests_sent.csv", "MPI_Send"),
+                 ("mpi_bytes_recv.csv", "MPI_Recv"), ("mpi_requests_recv.csv", "MPI_Recv")):
+    with open("%s/%s" % (d, name), newline="") as f:
+        t = {int(r["rank"]): r for r in csv.DictReader(f)}
+    exp = B if "bytes" in name else N
+    for r in (0, 1):
+        got = int(t[r][fn])
+        print("[t_traffic_replace] pairs: %s rank %d %s = %d (expected %d)" % (name, r, fn, got, exp))
+        if got != exp:
+            bad.append("%s rank %d" % (name, r))
+if bad:
+    print("wrong: %s" % bad, file=sys.stderr)
+    sys.exit(1)
+PY
+wp_note "MPI_Send/MPI_Recv pairs: 800000 bytes in 100 messages each way in the tables"
