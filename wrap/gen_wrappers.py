@@ -514,7 +514,12 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         early = "wp_early"
     elif untimed and real == "wp_src_recv":
         # The category decides whether an untimed receive needs the source
-        # (wrap/wrap.h, wp_src_recv_in).
+        # (wrap/wrap.h, wp_src_recv_in).  Its counts are taken before the
+        # call, while it waits for its message (wrap/wrap.h,
+        # wp_count_before).
+        s_, _, c_, _ = MATCH_RECV[name]
+        out.append("    if (wp_t && !wp_timed)")
+        out.append("        wp_count_before(wp_uc, WP_FN_%s, wp_nb, %s, %s);" % (name, names[s_], names[c_]))
         out.append("    int wp_rc = wp_src_recv_in(wp_uc, %s);" % args)
     else:
         out.append("    int wp_rc = %s(%s);" % (real, args))
@@ -536,18 +541,34 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS && wp_timed)")
             out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
-            out.append("    else if (wp_t && wp_rc == MPI_SUCCESS)")
-            out.append("        wp_count(wp_t, wp_uc, WP_FN_%s, wp_nb, %s);" % (name, role_expr))
+            if name in MATCH_RECV:
+                # Counted before the call: settled, or taken back, here.
+                out.append("    else if (wp_t && !wp_timed)")
+                out.append("        wp_count_after(wp_t, wp_uc, WP_FN_%s, wp_nb, %s, wp_rc);" % (name, role_expr))
+            else:
+                out.append("    else if (wp_t && wp_rc == MPI_SUCCESS)")
+                out.append("        wp_count(wp_t, wp_uc, WP_FN_%s, wp_nb, %s);" % (name, role_expr))
         else:
             out.append("    uint64_t wp_nb = 0;")
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
             out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
-        out += traffic_lines(name, names, {bytes_expr: "wp_nb"})
+        tl = traffic_lines(name, names, {bytes_expr: "wp_nb"})
+        if untimed and name in MATCH_RECV:
+            # Counted before the call when untimed (wp_count_before).
+            tl = [l.replace("wp_rc == MPI_SUCCESS) {", "wp_rc == MPI_SUCCESS && wp_timed) {") for l in tl]
+        out += tl
     else:
         out += traffic_lines(name, names)
     if not lean:
-        out += match_lines(name, cls, opts, names, early, rq)
+        ml = match_lines(name, cls, opts, names, early, rq)
+        if untimed and name in MATCH_RECV:
+            # An untimed receive is numbered and not chosen: all that is
+            # left after it, the end of the thread's link to its last
+            # recorded receive, was done before it (wp_count_before).
+            ml = [l.replace("wp_rc == MPI_SUCCESS && wp_match_on) {", "wp_rc == MPI_SUCCESS && wp_timed && wp_match_on) {")
+                  for l in ml]
+        out += ml
         if any("wp_mc" in l for l in out):
             out.insert(1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
     out.append("    wp_leave(wp_t);")

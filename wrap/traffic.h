@@ -73,5 +73,16 @@ static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uin
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
 }
+/* Take back a receive counted by wp_traffic_recv_in() before a call that
+ * then failed; only for one counted in the table (a known source, the
+ * matrix off), as wrap/wrap.h's wp_count_before counts. */
+static inline void wp_traffic_recv_undo(int fn, uint64_t bytes)
+{
+    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
+    if (t != NULL) {
+        t->fn[fn].bytes_recv -= bytes;
+        t->fn[fn].req_recv--;
+    }
+}
 
 #endif

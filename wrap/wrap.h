@@ -389,6 +389,42 @@ static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struc
     }
 }
 
+/* An untimed blocking receive is counted before its call: its category's
+ * counts, its traffic and the end of the thread's link to its last
+ * recorded receive (match/numbering.h, wp_mprev; an untimed receive is
+ * numbered and not chosen, so that is all its numbering does after the
+ * call).  They then run while the receive waits for its message instead
+ * of after it arrived, on the path of a ping-pong's reply: about 1.4 ns
+ * per one-way trip here (doc/performance.md).  Such a receive has a
+ * known source and runs with the matrix off, so its traffic is the
+ * inline count.  After the call, wp_count_after() settles its samples as
+ * wp_count() does, or, when the call failed (under an error handler that
+ * returns), takes the counts back; the link stays ended, which only
+ * leaves out a propagation through that receive. */
+static inline __attribute__((always_inline)) void wp_count_before(struct wp_cat *c, int fn, uint64_t bytes,
+                                                                  int source, MPI_Comm comm)
+{
+    c->untimed++;
+    ++*c->fn_events;
+    wp_traffic_recv_in(fn, bytes, source, comm, 0);
+    wp_mprev.chan = 0;
+}
+static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t, struct wp_cat *c, int fn,
+                                                                 uint64_t bytes, int role, int rc)
+{
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+        c->untimed--;
+        --*c->fn_events;
+        wp_traffic_recv_undo(fn, bytes);
+        return;
+    }
+    if (__builtin_expect(t->has_pending, 0)) {
+        uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
+        wp_cat_saw(c, d);
+        wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
+    }
+}
+
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */
 
 /* A request handle as the key of the kind table: an int (MPICH) or a

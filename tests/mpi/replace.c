@@ -18,6 +18,11 @@
  * their source as above).  The wrappers count most of the sends and the
  * first half of the receives without a clock read (wrap/wrap.h,
  * wp_untimed_cat), and the wildcard ones from the status.
+ *
+ * MODE "trunc": as "pairs", with MPI_ERRORS_RETURN on MPI_COMM_WORLD, and
+ * rank 0's last receive from a named source (call CALLS/2 - 1) posted one
+ * element short: it must fail with MPI_ERR_TRUNCATE.  Rank 0 prints
+ * failed=1, and received CALLS - 1 messages.  (Other modes: failed=0.)
  */
 #include <string.h>
 #include <mpi.h>
@@ -32,13 +37,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int calls = argc > 1 ? atoi(argv[1]) : 100;
     int count = argc > 2 ? atoi(argv[2]) : 1000;
-    int pairs = argc > 3 && strcmp(argv[3], "pairs") == 0;
+    int trunc = argc > 3 && strcmp(argv[3], "trunc") == 0;
+    int pairs = trunc || (argc > 3 && strcmp(argv[3], "pairs") == 0);
     if (size != 2 || calls < 2 || count < 1) {
         if (rank == 0)
             fprintf(stderr, "replace: run on 2 ranks with CALLS >= 2 and COUNT >= 1\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int peer = 1 - rank, bad = 0;
+    int peer = 1 - rank, bad = 0, failed = 0;
+    if (trunc)
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     double *buf = malloc((size_t)count * sizeof *buf);
     if (buf == NULL)
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -47,17 +55,32 @@ int main(int argc, char **argv)
             buf[i] = rank * 1e6 + c;
         MPI_Status st;
         int src = c < calls / 2 ? peer : MPI_ANY_SOURCE;
+        /* pairs: one tag, so that the calls share their channel and most
+         * are not chosen instances (its first 16 are) */
+        int tag = pairs ? 0 : c;
         if (!pairs) {
             MPI_Sendrecv_replace(buf, count, MPI_DOUBLE, peer, c, src, c, MPI_COMM_WORLD, &st);
         } else if (rank == 0) {
-            MPI_Send(buf, count, MPI_DOUBLE, peer, c, MPI_COMM_WORLD);
-            MPI_Recv(buf, count, MPI_DOUBLE, src, c, MPI_COMM_WORLD, &st);
+            MPI_Send(buf, count, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD);
+            /* trunc: the last receive from a named source is one element
+             * short, and fails with MPI_ERR_TRUNCATE */
+            int cut = trunc && c == calls / 2 - 1;
+            int rc = MPI_Recv(buf, count - cut, MPI_DOUBLE, src, tag, MPI_COMM_WORLD, &st);
+            if (cut) {
+                int cls = MPI_SUCCESS;
+                if (rc != MPI_SUCCESS)
+                    MPI_Error_class(rc, &cls);
+                if (cls != MPI_ERR_TRUNCATE)
+                    bad = 1;
+                failed++;
+                continue;
+            }
         } else {
             double *in = malloc((size_t)count * sizeof *in);
             if (in == NULL)
                 MPI_Abort(MPI_COMM_WORLD, 2);
-            MPI_Recv(in, count, MPI_DOUBLE, src, c, MPI_COMM_WORLD, &st);
-            MPI_Send(buf, count, MPI_DOUBLE, peer, c, MPI_COMM_WORLD);
+            MPI_Recv(in, count, MPI_DOUBLE, src, tag, MPI_COMM_WORLD, &st);
+            MPI_Send(buf, count, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD);
             memcpy(buf, in, (size_t)count * sizeof *in);
             free(in);
         }
@@ -70,8 +93,8 @@ int main(int argc, char **argv)
                 bad = 1;
     }
     free(buf);
-    printf("truth rank=%d sent=%llu calls=%d\n", rank, (unsigned long long)calls * (unsigned long long)count * 8,
-           calls);
+    printf("truth rank=%d sent=%llu calls=%d failed=%d\n", rank,
+           (unsigned long long)calls * (unsigned long long)count * 8, calls, failed);
     fflush(stdout);
     MPI_Finalize();
     return bad;

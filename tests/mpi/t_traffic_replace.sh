@@ -13,18 +13,24 @@
 #   requests and received as many, on each rank; report.json's functions:
 #   1 600 000 bytes each way over both ranks.
 # Then the same traffic in blocking MPI_Send and MPI_Recv pairs (replace
-# ... pairs), the matrices off, as by default: most of these calls are
+# ... pairs, all on one tag), the matrices off, as by default: most of these calls are
 # counted by the wrappers' inline count and without a clock read
 # (wrap/traffic.h, wp_traffic_send_in), the wildcard receives by the
 # function.  mpi_bytes_sent.csv and mpi_requests_sent.csv: MPI_Send sent
 # 800000 bytes in 100 requests on each rank; mpi_bytes_recv.csv and
 # mpi_requests_recv.csv: MPI_Recv received as many.
+# Last, the same pairs with rank 0's 50th receive failing (replace ...
+# trunc: MPI_ERRORS_RETURN, one element short), with one instance in
+# 65536 chosen so that the failing receive is untimed and counted before
+# its call (wrap/wrap.h, wp_count_before): a failed call is not counted, so
+# rank 0's MPI_Recv received 792000 bytes in 99 requests, rank 1's 800000
+# in 100, and rank 0's rank.0.calls counts 99 calls of MPI_Recv.
 . "$(dirname "$0")/../lib.sh"
 out=$WP_TMP/run
 WAITPROF_MATRIX=1 WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 \
     >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
 for r in 0 1; do
-    grep -q "^truth rank=$r sent=800000 calls=100$" "$WP_TMP/truth" ||
+    grep -q "^truth rank=$r sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
         { cat "$WP_TMP/truth" >&2; wp_fail "no truth line for rank $r: the program's data or status was wrong"; }
 done
 "$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Sendrecv_replace traffic is not 800000 bytes in 100 messages each way"
@@ -81,7 +87,7 @@ out=$WP_TMP/pairs
 WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 pairs \
     >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run of pairs failed"; }
 for r in 0 1; do
-    grep -q "^truth rank=$r sent=800000 calls=100$" "$WP_TMP/truth" ||
+    grep -q "^truth rank=$r sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
         { cat "$WP_TMP/truth" >&2; wp_fail "pairs: no truth line for rank $r: the program's data or status was wrong"; }
 done
 "$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Send/MPI_Recv traffic is not 800000 bytes in 100 messages each way"
@@ -104,3 +110,35 @@ if bad:
     sys.exit(1)
 PY
 wp_note "MPI_Send/MPI_Recv pairs: 800000 bytes in 100 messages each way in the tables"
+
+out=$WP_TMP/trunc
+WAITPROF_QUIET=1 WAITPROF_MATCH=65536 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 trunc \
+    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run of trunc failed"; }
+grep -q "^truth rank=0 sent=800000 calls=100 failed=1$" "$WP_TMP/truth" &&
+    grep -q "^truth rank=1 sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
+    { cat "$WP_TMP/truth" >&2; wp_fail "trunc: the short receive did not fail with MPI_ERR_TRUNCATE, or the data was wrong"; }
+"$PYTHON" - "$out" <<'PY' || wp_fail "a failed MPI_Recv was counted"
+import csv, sys
+d = sys.argv[1]
+bad = []
+exp = {("mpi_bytes_recv.csv", 0): 792000, ("mpi_requests_recv.csv", 0): 99,
+       ("mpi_bytes_recv.csv", 1): 800000, ("mpi_requests_recv.csv", 1): 100}
+for (name, r), want in sorted(exp.items()):
+    with open("%s/%s" % (d, name), newline="") as f:
+        got = int({int(x["rank"]): x for x in csv.DictReader(f)}[r]["MPI_Recv"])
+    print("[t_traffic_replace] trunc: %s rank %d MPI_Recv = %d (expected %d)" % (name, r, got, want))
+    if got != want:
+        bad.append("%s rank %d" % (name, r))
+with open("%s/rank.0.calls" % d) as f:
+    lines = f.read().split("\n")
+hdr = lines[1].split("\t")
+row = [dict(zip(hdr, l.split("\t"))) for l in lines[2:] if l.split("\t")[0] == "MPI_Recv"]
+calls = int(row[0]["calls"]) if row and "calls" in hdr else None
+print("[t_traffic_replace] trunc: rank.0.calls MPI_Recv calls = %s (expected 99)" % calls)
+if calls != 99:
+    bad.append("rank.0.calls calls")
+if bad:
+    print("wrong: %s" % bad, file=sys.stderr)
+    sys.exit(1)
+PY
+wp_note "a failed MPI_Recv is not counted: 99 of 100 receives on rank 0"
