@@ -127,6 +127,16 @@ static void wp_set_stall(int me, int stalled)
     __atomic_store_n(&wp_req_stall[me], stalled, __ATOMIC_RELAXED);
 }
 
+/* The lean wrappers' hint (mpit/source.h, WP_SRC_LONG_KEEP): whether this
+ * call lasted until the first read of the queue. */
+static void wp_hint(int looked)
+{
+    if (looked)
+        wp_self.src_long = WP_SRC_LONG_KEEP;
+    else if (wp_self.src_long > 0)
+        wp_self.src_long--;
+}
+
 /* Poll until none of the given receives waits for its message.  Returns
  * with MPI_SUCCESS when the caller should finish with its blocking call,
  * or with *done set when a test completed everything. */
@@ -136,6 +146,7 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
     *done = 0;
     if (me < 0)
         return MPI_SUCCESS;
+    int looked = 0;
     /* The first read comes after one period: most short waits (a
      * ping-pong's) end before it and pay no mutex.  Until then the call is
      * not marked seen, so a sample there is left to the estimator. */
@@ -146,6 +157,7 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
                     : PMPI_Testall(n, reqs, &flag, sts);
         if (rc != MPI_SUCCESS || flag) {
             wp_set_stall(me, 0);
+            wp_hint(looked);
             *done = 1;
             return rc;
         }
@@ -153,6 +165,7 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
         if (now < next)
             continue;
         next = now + WP_MPIT_READ_NS;
+        looked = 1;
         int stalled = 0, known = 0;
         for (int i = 0; i < n; i++) {
             if (srcs[i] < 0 || reqs[i] == MPI_REQUEST_NULL)
@@ -167,8 +180,10 @@ static int wp_poll(int n, MPI_Request reqs[], MPI_Status sts[], const MPI_Comm *
         wp_set_stall(me, stalled);
         if (known)
             wp_self.src_seen = 1;
-        if (!stalled || !known)
+        if (!stalled || !known) {
+            wp_hint(1);
             return MPI_SUCCESS;
+        }
     }
 }
 
@@ -207,15 +222,24 @@ static int wp_mpit_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag
     return rc;
 }
 
-/* The receive behind a request, if this thread started it with MPI_Irecv. */
+/* The receive behind a request, if this thread started it with MPI_Irecv.
+ * Newest first: a request completed by a call that did not consume its
+ * entry (a test, a lean wrapper's plain wait) leaves it behind, and Open
+ * MPI recycles request handles, so an older entry may name the same
+ * handle; the newest is the live request's. */
 static int wp_lookup(MPI_Request req, MPI_Comm *comm, int *src)
 {
-    for (unsigned i = 0; i < WP_MPIT_TRACK && i < wp_ntrack; i++)
-        if (wp_track[i].req == req && req != MPI_REQUEST_NULL) {
+    if (req == MPI_REQUEST_NULL)
+        return 0;
+    unsigned n = wp_ntrack < WP_MPIT_TRACK ? wp_ntrack : WP_MPIT_TRACK;
+    for (unsigned j = 1; j <= n; j++) {
+        unsigned i = (wp_ntrack - j) % WP_MPIT_TRACK;
+        if (wp_track[i].req == req) {
             *comm = wp_track[i].comm, *src = wp_track[i].src;
             wp_track[i].req = MPI_REQUEST_NULL; /* the wait consumes it */
             return 1;
         }
+    }
     return 0;
 }
 
@@ -425,4 +449,5 @@ const struct wp_source wp_source_mpit = {
     .irecv = wp_mpit_irecv,
     .wait = wp_mpit_wait,
     .waitall = wp_mpit_waitall,
+    .polls = 1,
 };

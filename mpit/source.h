@@ -15,7 +15,8 @@
  * - stop(): before PMPI_Finalize; detach everything.
  * - The optional completion hooks (recv, irecv, wait, waitall) replace the
  *   PMPI call inside the wrappers when present; they must keep its exact
- *   MPI semantics.
+ *   MPI semantics.  A source whose hooks poll says so (polls): short calls
+ *   may then bypass them.
  * A source publishes what it knows through mpit/requests.h: the calling
  * thread is marked as seen by the source (wp_self.src_seen) and its stall
  * counter says whether it waits.  The SIGPROF handler then classifies the
@@ -49,6 +50,12 @@ struct wp_source {
     int (*irecv)(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *req);
     int (*wait)(MPI_Request *req, MPI_Status *st);
     int (*waitall)(int n, MPI_Request *reqs, MPI_Status *sts);
+    /* 1: the completion hooks poll, and a call shorter than WP_SRC_POLL_NS
+     * is never classified by them, so the wrappers may give such calls the
+     * PMPI call instead (wrap/wrap.h, wp_src_recv_in, wp_src_recv_lean).
+     * 0: the hooks must see every call (PERUSE marks the awaited
+     * requests). */
+    int polls;
 };
 
 /* A polling source (mpit/mpit.c) first reads the runtime's queue this far
@@ -56,6 +63,13 @@ struct wp_source {
  * first read is left to the estimator, so a shorter call is never
  * classified by the source (wrap/wrap.h, wp_src_recv_in, relies on it). */
 #define WP_SRC_POLL_NS 20000
+/* Lean wrappers keep no categories, so the thread keeps the hint
+ * (wp_thread_t's src_long): a call the source polled past its first read
+ * sets it to WP_SRC_LONG_KEEP, a shorter one wears it down by one, and a
+ * sample that falls in a receive or wait the source did not take sets it
+ * to 1, so that the next one goes through the source and is measured
+ * (wrap/wrap.h, wp_src_recv_lean). */
+#define WP_SRC_LONG_KEEP 64
 
 enum { WP_SOURCE_AUTO = -1, WP_SOURCE_WRAPPERS = 0, WP_SOURCE_MPIT = 1, WP_SOURCE_PERUSE = 2 };
 

@@ -57,6 +57,10 @@ typedef struct wp_thread {
                                     * Not-in-MPI sample: what it computed before an MPI
                                     * call, the cause of a wait it makes another rank
                                     * take (match/match.h); 0 before the first */
+    int src_long;                  /* lean wrappers: recent receives and waits on this
+                                    * thread lasted long enough for the polling stall
+                                    * source to classify them (mpit/source.h,
+                                    * WP_SRC_LONG_KEEP); this thread only */
     void *table[WP_TABLE_KINDS];   /* this thread's tables, NULL until first used */
     unsigned char table_failed[WP_TABLE_KINDS]; /* no table of that kind: never retried */
 } wp_thread_t;

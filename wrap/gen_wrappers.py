@@ -470,6 +470,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     # The stall source's hooks (mpit/source.h).  via= applies to the C
     # signature it was written for, not to MPI-4's large-count variants.
     real = opts["via"] if "via" in opts and cname == name else "P" + cname
+    # The lean forms' source calls decide by the thread's hint
+    # (wrap/wrap.h, wp_src_recv_lean); MPI_Irecv's only notes the request.
+    if lean and real in ("wp_src_recv", "wp_src_wait", "wp_src_waitall"):
+        real += "_lean"
     if "freecomm" in opts:
         check_comm_param(cname, decls, 0)
         out.append("    if (wp_t) wp_src_comm_free(*%s);" % names[0])

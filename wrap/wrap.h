@@ -51,15 +51,12 @@ void wp_src_comm_free(MPI_Comm comm);
 
 /* The calls named by via=: the source's replacement if it has one, else the
  * PMPI call.  Inline, so the usual case costs a load and a branch, not a
- * call. */
-static inline int wp_src_recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
-                              MPI_Status *st)
-{
-    const struct wp_source *s = wp_src;
-    return s->recv ? s->recv(buf, count, dt, src, tag, comm, st) : PMPI_Recv(buf, count, dt, src, tag, comm, st);
-}
-
-/* An untimed receive (wp_untimed_cat gave its category c): through the
+ * call.  MPI_Recv's via=wp_src_recv names two forms, chosen by
+ * wrap/gen_wrappers.py: wp_src_recv_in for the full wrapper and
+ * wp_src_recv_lean for the lean one; MPI_Wait's and MPI_Waitall's lean
+ * wrappers take the _lean forms too.
+ *
+ * An untimed receive (wp_untimed_cat gave its category c): through the
  * source only while c's recent calls were long (struct wp_cat's
  * long_recent).  A polling source's first look comes WP_SRC_POLL_NS into
  * the call, so a shorter receive was never classified by it: its samples
@@ -74,9 +71,31 @@ static inline int wp_src_recv_in(const struct wp_cat *c, void *buf, int count, M
                                  MPI_Comm comm, MPI_Status *st)
 {
     const struct wp_source *s = wp_src;
-    if (s->recv == NULL || (c != NULL && c->long_recent == 0))
+    if (s->recv == NULL || (c != NULL && c->long_recent == 0 && s->polls))
         return PMPI_Recv(buf, count, dt, src, tag, comm, st);
     return s->recv(buf, count, dt, src, tag, comm, st);
+}
+
+/* The lean wrappers' forms (mpit/source.h, WP_SRC_LONG_KEEP): through a
+ * polling source only while the thread's hint says its receives and waits
+ * last long enough for it (a source that does not poll sees every call);
+ * otherwise the PMPI call, after which a call that a
+ * sample fell in (the handler dated it: a lean wrapper reads no clock, so
+ * enter_ticks is 0 until then) sends the next one through the source to
+ * be measured.  The samples of such a plain call are MPI-Work, as in a
+ * lean call the source did not see. */
+static inline int wp_src_recv_lean(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                                   MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    if (s->recv == NULL)
+        return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+    if (wp_self.src_long || !s->polls)
+        return s->recv(buf, count, dt, src, tag, comm, st);
+    int rc = PMPI_Recv(buf, count, dt, src, tag, comm, st);
+    if (wp_self.enter_ticks != 0)
+        wp_self.src_long = 1;
+    return rc;
 }
 
 static inline int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
@@ -96,6 +115,34 @@ static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
     const struct wp_source *s = wp_src;
     return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
+}
+
+/* Lean, as wp_src_recv_lean.  A plain wait leaves its receive's entry in
+ * the source's table, which the source's lookup allows for (mpit/mpit.c). */
+static inline int wp_src_wait_lean(MPI_Request *req, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    if (s->wait == NULL)
+        return PMPI_Wait(req, st);
+    if (wp_self.src_long || !s->polls)
+        return s->wait(req, st);
+    int rc = PMPI_Wait(req, st);
+    if (wp_self.enter_ticks != 0)
+        wp_self.src_long = 1;
+    return rc;
+}
+
+static inline int wp_src_waitall_lean(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    const struct wp_source *s = wp_src;
+    if (s->waitall == NULL)
+        return PMPI_Waitall(n, reqs, sts);
+    if (wp_self.src_long || !s->polls)
+        return s->waitall(n, reqs, sts);
+    int rc = PMPI_Waitall(n, reqs, sts);
+    if (wp_self.enter_ticks != 0)
+        wp_self.src_long = 1;
+    return rc;
 }
 
 /* A PC inside the calling function (x86-64; elsewhere 0, and the handler

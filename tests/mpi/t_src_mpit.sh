@@ -3,7 +3,7 @@
 # receives from a specific source — small eager and 16 MiB rendezvous
 # messages, MPI_Irecv + MPI_Waitall with staggered senders, 4 threads
 # under MPI_THREAD_MULTIPLE, and 40 receives at one call site, most of
-# them read without a clock — give a sampled MPI-Stall share within 5
+# them read without a clock, the same with lean wrappers — give a sampled MPI-Stall share within 5
 # percentage points of the injected share (tests/mpi/ws_source.c), and the
 # transfers of large messages land in MPI-Work.  On an MPI without the
 # variable (MPICH), asking for it gives one line naming the reason and the
@@ -21,6 +21,15 @@ if [ "$MPI_FLAVOR" = openmpi ]; then
     bs=$(wp_meta "$_so/rank.0.meta" samples_by_source) be=$(wp_meta "$_so/rank.0.meta" samples_by_estimate)
     wp_note "40 receives: rank 0 had $bs samples classified by the source, $be left to the estimator"
     wp_ge "$bs" "$(wp_calc "($bs + $be) * 0.9")" || wp_fail "40 receives: only $bs of $((bs + be)) samples classified by the source"
+    # Lean wrappers keep no categories: the thread's hint sends a receive
+    # through the source once a sample fell in a plain one, and keeps
+    # sending them while they last 20 µs or more (wrap/wrap.h,
+    # wp_src_recv_lean).  So only the first of the 40 receives is plain,
+    # its samples MPI-Work (about 50 of 2000).
+    WAITPROF_LEAN=1 WP_SRC_ARGS="0.05 40" wp_check_source mpit eager 2 0.05 ';measured;MPI_Recv$'
+    bs=$(wp_meta "$_so/rank.0.meta" samples_by_source) be=$(wp_meta "$_so/rank.0.meta" samples_by_estimate)
+    wp_note "lean, 40 receives: rank 0 had $bs samples classified by the source"
+    wp_ge "$bs" 1500 || wp_fail "lean, 40 receives: only $bs samples classified by the source"
     # auto takes the most exact source there is: MPI_T here, unless this
     # Open MPI has PERUSE.
     out=$WP_TMP/auto
