@@ -504,6 +504,13 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     mdecl, cnames = match_status(name, names) if not lean else ([], names)
     out += mdecl
     args = ", ".join(cnames)
+    if not lean and real in ("wp_src_wait", "wp_src_waitall") and role_kind:
+        # A polling source only where the call site's recent waits were
+        # long (wrap/wrap.h, wp_src_wait_in), by the category the call will
+        # be recorded in (no bytes, its requests' kind), if the thread has
+        # it at hand; looked up only when the call goes on to wait.
+        real += "_in"
+        args = "wp_t ? wp_stats_cat(WP_CALL_SITE, WP_FN_%s, 0, %s, 1) : NULL, %s" % (name, role_kind, args)
     if cname in REMEDY and not lean:
         # Only when every request is of a kind the test is safe for
         # (wp_req_kinds); an error from the test is the call's error, as the
@@ -566,10 +573,11 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         out += traffic_lines(name, names)
     if not lean:
         ml = match_lines(name, cls, opts, names, early, rq)
-        if untimed and name in MATCH_RECV:
-            # An untimed receive is numbered and not chosen: all that is
-            # left after it, the end of the thread's link to its last
-            # recorded receive, was done before it (wp_count_before).
+        if untimed:
+            # An untimed call is numbered and not chosen: after a send
+            # nothing is left to do, and all that is left after a receive,
+            # the end of the thread's link to its last recorded receive, was
+            # done before it (wp_count_before).
             ml = [l.replace("wp_rc == MPI_SUCCESS && wp_match_on) {", "wp_rc == MPI_SUCCESS && wp_timed && wp_match_on) {")
                   for l in ml]
         out += ml

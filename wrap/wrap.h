@@ -117,6 +117,28 @@ static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     return s->waitall ? s->waitall(n, reqs, sts) : PMPI_Waitall(n, reqs, sts);
 }
 
+/* The full wrappers' waits, as wp_src_recv_in: c is the category the call
+ * will be recorded in, when the thread has it cached (wp_stats_cat's
+ * cached_only), else NULL.  Waits are always timed, so their categories
+ * keep long_recent up to date; a plain wait leaves its receives' entries
+ * in the source's table, which the source's lookup allows for
+ * (mpit/mpit.c). */
+static inline int wp_src_wait_in(const struct wp_cat *c, MPI_Request *req, MPI_Status *st)
+{
+    const struct wp_source *s = wp_src;
+    if (s->wait == NULL || (c != NULL && c->long_recent == 0 && s->polls))
+        return PMPI_Wait(req, st);
+    return s->wait(req, st);
+}
+
+static inline int wp_src_waitall_in(const struct wp_cat *c, int n, MPI_Request reqs[], MPI_Status sts[])
+{
+    const struct wp_source *s = wp_src;
+    if (s->waitall == NULL || (c != NULL && c->long_recent == 0 && s->polls))
+        return PMPI_Waitall(n, reqs, sts);
+    return s->waitall(n, reqs, sts);
+}
+
 /* Lean, as wp_src_recv_lean.  A plain wait leaves its receive's entry in
  * the source's table, which the source's lookup allows for (mpit/mpit.c). */
 static inline int wp_src_wait_lean(MPI_Request *req, MPI_Status *st)

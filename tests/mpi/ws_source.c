@@ -16,6 +16,9 @@
  * there    rank 1 sends 16 MiB at once; rank 0 computes DELAY, then
  *          receives: the message is there when the receive is posted
  * any      as eager, with MPI_ANY_SOURCE
+ * mixed    as eager, but rank 1 is late only in the last quarter of the
+ *          ITER iterations: many short receives at the call site, then
+ *          long ones
  * waitall  rank 0 posts MPI_Irecv from every other rank and waits in
  *          MPI_Waitall; rank k sleeps k*DELAY/(size-1) before its send
  * comms    as eager (2 ranks), each iteration on another communicator the
@@ -206,7 +209,8 @@ int main(int argc, char **argv)
         free(req);
         free(msgs);
     } else {
-        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any") || !strcmp(mode, "comms");
+        int mixed = !strcmp(mode, "mixed");
+        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any") || !strcmp(mode, "comms") || mixed;
         int n = eager ? (int)sizeof(double) : BIG;
         for (int i = 0; i < iter; i++) {
             int odd = i % 2 == 1, peer = 1, to = 0;
@@ -241,7 +245,7 @@ int main(int argc, char **argv)
                 if (sent > entry)
                     wait += sent - entry;
             } else if (rank == 1) {
-                if (eager || (!strcmp(mode, "rndv") && odd))
+                if ((eager && (!mixed || i >= iter - iter / 4)) || (!strcmp(mode, "rndv") && odd))
                     compute(delay);
                 stamp = now();
                 memcpy(buf, &stamp, sizeof stamp);
