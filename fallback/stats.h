@@ -105,9 +105,10 @@ struct wp_cat {
     /* Whether the category's recent calls were long (WP_CAT_LONG_US or
      * more): renewed to WP_CAT_LONG_KEEP by each such call, timed or dated
      * by a sample (wp_cat_saw), worn down by one with each shorter timed
-     * call.  Only a hint for the wrappers: an untimed receive goes through
-     * a polling stall source only while it is above zero (wrap/wrap.h,
-     * wp_src_recv_in).  Not merged, not written. */
+     * call.  Only a hint for the wrappers: an untimed receive, or a wait,
+     * goes through a polling stall source only while it is above zero
+     * (wrap/wrap.h, wp_src_recv_in, wp_src_wait_in).  Not merged, not
+     * written. */
     uint32_t long_recent;
     /* Completion calls whose requests were already complete on entry (found
      * by a test before waiting): they cannot have waited, so they are kept
@@ -227,7 +228,7 @@ static inline void wp_cat_long_bin(struct wp_cat *c, int bin)
         c->long_recent--;
 }
 /* A call of the category that was not recorded but whose duration is
- * known (a sample dated it: wrap/wrap.h, wp_count): only the hint. */
+ * known (a sample dated it: wrap/wrap.h, wp_count_settle): only the hint. */
 static inline void wp_cat_saw(struct wp_cat *c, uint64_t ticks)
 {
     if (wp_hist_bin_ticks(ticks) >= WP_CAT_LONG_BIN)

@@ -59,7 +59,7 @@ struct wp_source {
 };
 
 /* A polling source (mpit/mpit.c) first reads the runtime's queue this far
- * into a call, and then again every as often: a sample taken before the
+ * into a call, and again as often after that: a sample taken before the
  * first read is left to the estimator, so a shorter call is never
  * classified by the source (wrap/wrap.h, wp_src_recv_in, relies on it). */
 #define WP_SRC_POLL_NS 20000

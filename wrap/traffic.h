@@ -4,7 +4,10 @@
  * Contract:
  * - wp_traffic_send()/wp_traffic_recv() are called by the generated C and
  *   Fortran wrappers of the point-to-point functions after a successful
- *   call (a Fortran wildcard receive leaves the peer unknown): bytes and
+ *   call (the C ones through the inline wp_traffic_send_in() and
+ *   wp_traffic_recv_in(); an untimed C receive counts before its call and
+ *   takes the count back with wp_traffic_recv_undo() if the call fails; a
+ *   Fortran wildcard receive leaves the peer unknown): bytes and
  *   requests sent or received per MPI function, in a table per thread (so
  *   the counts need no atomic add), and with WAITPROF_MATRIX=1 the row of
  *   this rank in the transfer matrices SIZE(i,j) (bytes sent from i to j),

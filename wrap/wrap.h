@@ -63,15 +63,19 @@ void wp_src_comm_free(MPI_Comm comm);
  * go to the estimator's rule either way, and the PMPI call spares it the
  * source's nonblocking receive and polls (mpit/mpit.c).  A category whose
  * calls turn long is seen as soon as a sample dates one of them
- * (wp_count) or a timed one is recorded; c == NULL (a timed call) always
+ * (wp_count_settle) or a timed one is recorded; c == NULL (a timed call) always
  * goes through the source. */
 _Static_assert(WP_CAT_LONG_US * 1000 <= WP_SRC_POLL_NS,
                "a receive the source can classify must count as long");
+static inline int wp_src_short(const struct wp_source *s, const struct wp_cat *c)
+{
+    return c != NULL && c->long_recent == 0 && s->polls;
+}
 static inline int wp_src_recv_in(const struct wp_cat *c, void *buf, int count, MPI_Datatype dt, int src, int tag,
                                  MPI_Comm comm, MPI_Status *st)
 {
     const struct wp_source *s = wp_src;
-    if (s->recv == NULL || (c != NULL && c->long_recent == 0 && s->polls))
+    if (s->recv == NULL || wp_src_short(s, c))
         return PMPI_Recv(buf, count, dt, src, tag, comm, st);
     return s->recv(buf, count, dt, src, tag, comm, st);
 }
@@ -84,18 +88,25 @@ static inline int wp_src_recv_in(const struct wp_cat *c, void *buf, int count, M
  * enter_ticks is 0 until then) sends the next one through the source to
  * be measured.  The samples of such a plain call are MPI-Work, as in a
  * lean call the source did not see. */
+static inline int wp_src_lean_short(const struct wp_source *s)
+{
+    return s->polls && wp_self.src_long == 0;
+}
+static inline int wp_src_lean_plain_done(int rc)
+{
+    if (wp_self.enter_ticks != 0)
+        wp_self.src_long = 1;
+    return rc;
+}
 static inline int wp_src_recv_lean(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
                                    MPI_Status *st)
 {
     const struct wp_source *s = wp_src;
     if (s->recv == NULL)
         return PMPI_Recv(buf, count, dt, src, tag, comm, st);
-    if (wp_self.src_long || !s->polls)
+    if (!wp_src_lean_short(s))
         return s->recv(buf, count, dt, src, tag, comm, st);
-    int rc = PMPI_Recv(buf, count, dt, src, tag, comm, st);
-    if (wp_self.enter_ticks != 0)
-        wp_self.src_long = 1;
-    return rc;
+    return wp_src_lean_plain_done(PMPI_Recv(buf, count, dt, src, tag, comm, st));
 }
 
 static inline int wp_src_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
@@ -126,7 +137,7 @@ static inline int wp_src_waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 static inline int wp_src_wait_in(const struct wp_cat *c, MPI_Request *req, MPI_Status *st)
 {
     const struct wp_source *s = wp_src;
-    if (s->wait == NULL || (c != NULL && c->long_recent == 0 && s->polls))
+    if (s->wait == NULL || wp_src_short(s, c))
         return PMPI_Wait(req, st);
     return s->wait(req, st);
 }
@@ -134,7 +145,7 @@ static inline int wp_src_wait_in(const struct wp_cat *c, MPI_Request *req, MPI_S
 static inline int wp_src_waitall_in(const struct wp_cat *c, int n, MPI_Request reqs[], MPI_Status sts[])
 {
     const struct wp_source *s = wp_src;
-    if (s->waitall == NULL || (c != NULL && c->long_recent == 0 && s->polls))
+    if (s->waitall == NULL || wp_src_short(s, c))
         return PMPI_Waitall(n, reqs, sts);
     return s->waitall(n, reqs, sts);
 }
@@ -146,12 +157,9 @@ static inline int wp_src_wait_lean(MPI_Request *req, MPI_Status *st)
     const struct wp_source *s = wp_src;
     if (s->wait == NULL)
         return PMPI_Wait(req, st);
-    if (wp_self.src_long || !s->polls)
+    if (!wp_src_lean_short(s))
         return s->wait(req, st);
-    int rc = PMPI_Wait(req, st);
-    if (wp_self.enter_ticks != 0)
-        wp_self.src_long = 1;
-    return rc;
+    return wp_src_lean_plain_done(PMPI_Wait(req, st));
 }
 
 static inline int wp_src_waitall_lean(int n, MPI_Request reqs[], MPI_Status sts[])
@@ -159,12 +167,9 @@ static inline int wp_src_waitall_lean(int n, MPI_Request reqs[], MPI_Status sts[
     const struct wp_source *s = wp_src;
     if (s->waitall == NULL)
         return PMPI_Waitall(n, reqs, sts);
-    if (wp_self.src_long || !s->polls)
+    if (!wp_src_lean_short(s))
         return s->waitall(n, reqs, sts);
-    int rc = PMPI_Waitall(n, reqs, sts);
-    if (wp_self.enter_ticks != 0)
-        wp_self.src_long = 1;
-    return rc;
+    return wp_src_lean_plain_done(PMPI_Waitall(n, reqs, sts));
 }
 
 /* A PC inside the calling function (x86-64; elsewhere 0, and the handler
@@ -446,16 +451,21 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
  * now, so that its samples are settled as a timed call's are: the handler
  * dated the call at its first sample, and a sample's distance from the
  * call's end is all the rule needs. */
-static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, int fn, uint64_t bytes,
-                                                           int role)
+static inline __attribute__((always_inline)) void wp_count_settle(wp_thread_t *t, struct wp_cat *c, int fn,
+                                                                  uint64_t bytes, int role)
 {
-    c->untimed++;
-    ++*c->fn_events;
     if (__builtin_expect(t->has_pending, 0)) {
         uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
         wp_cat_saw(c, d);
         wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
     }
+}
+static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, int fn, uint64_t bytes,
+                                                           int role)
+{
+    c->untimed++;
+    ++*c->fn_events;
+    wp_count_settle(t, c, fn, bytes, role);
 }
 
 /* An untimed blocking receive is counted before its call: its category's
@@ -463,7 +473,7 @@ static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struc
  * recorded receive (match/numbering.h, wp_mprev; an untimed receive is
  * numbered and not chosen, so that is all its numbering does after the
  * call).  They then run while the receive waits for its message instead
- * of after it arrived, on the path of a ping-pong's reply: about 1.4 ns
+ * of after it arrived, on the path of a ping-pong's reply: about 1 ns
  * per one-way trip here (doc/performance.md).  Such a receive has a
  * known source and runs with the matrix off, so its traffic is the
  * inline count.  After the call, wp_count_after() settles its samples as
@@ -487,11 +497,7 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
         wp_traffic_recv_undo(fn, bytes);
         return;
     }
-    if (__builtin_expect(t->has_pending, 0)) {
-        uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
-        wp_cat_saw(c, d);
-        wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
-    }
+    wp_count_settle(t, c, fn, bytes, role);
 }
 
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */
