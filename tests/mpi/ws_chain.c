@@ -5,6 +5,8 @@
  * wait), computes RELAY seconds in relay_work() and sends to rank 3; rank 3
  * receives (it waits for rank 2, which was late mostly because it waited
  * for rank 1: a propagated wait, plus RELAY that rank 2 caused directly).
+ * After the loop rank 3 computes 0.05 s in tail_work() (TAIL), then all
+ * ranks meet in the MPI_Gather that collects the times.
  *
  * Every rank keeps its calls' entry and exit times (CLOCK_MONOTONIC, one
  * clock on one machine) and rank 0 prints the truth by the definitions of
@@ -41,6 +43,20 @@ __attribute__((noinline)) static void relay_work(double sec)
     /* Not a tail call, so its frame stays on the stack; and not the same
      * code as the other function, so the two are not folded into one. */
     relay_calls++;
+}
+
+/* Rank 3's work after its last receive, so that it is the last to enter
+ * the MPI_Gather at the end by TAIL seconds: rank 0, which waits there,
+ * then waits for rank 3.  Without it, ranks 2 and 3 enter it within
+ * microseconds of each other, and a rank 2 descheduled after its last
+ * send (4 ranks on 2 cores) made rank 0's whole wait a cost of rank 2's
+ * relay_work (1.32 s where the truth was 0.29 s, once in a CI run). */
+#define TAIL 0.05
+static volatile int tail_calls;
+__attribute__((noinline)) static void tail_work(double sec)
+{
+    compute(sec);
+    tail_calls++;
 }
 
 static double clip(double w, double dur)
@@ -83,6 +99,8 @@ int main(int argc, char **argv)
             MPI_Send(&msg, 1, MPI_INT, rank + 1, 0, MPI_COMM_WORLD);
         }
     }
+    if (rank == 3)
+        tail_work(TAIL);
     double all[4][MAXIT][3];
     MPI_Gather(t, MAXIT * 3, MPI_DOUBLE, all, MAXIT * 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank == 0) {
