@@ -26,13 +26,24 @@
 # rank 0's MPI_Recv received 792000 bytes in 99 requests, rank 1's 800000
 # in 100, and rank 0's rank.0.calls counts 99 calls of MPI_Recv.
 . "$(dirname "$0")/../lib.sh"
-out=$WP_TMP/run
-WAITPROF_MATRIX=1 WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 \
-    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run failed"; }
-for r in 0 1; do
-    grep -q "^truth rank=$r sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
-        { cat "$WP_TMP/truth" >&2; wp_fail "no truth line for rank $r: the program's data or status was wrong"; }
-done
+# run NAME FAILED0 [MODE]: tests/mpi/replace 100 1000 MODE on 2 ranks into
+# $WP_TMP/NAME (the environment as the caller sets it); each rank must
+# print its truth line, rank 0 with failed=FAILED0, rank 1 with failed=0.
+run() {
+    out=$WP_TMP/$1
+    wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 ${3:-} >"$WP_TMP/truth" 2>"$WP_TMP/err" ||
+        { cat "$WP_TMP/err" >&2; wp_fail "$1: the profiled run failed"; }
+    for r in 0 1; do
+        f=0
+        [ $r = 0 ] && f=$2
+        grep -q "^truth rank=$r sent=800000 calls=100 failed=$f$" "$WP_TMP/truth" ||
+            { cat "$WP_TMP/truth" >&2; wp_fail "$1: rank $r's truth line is missing or wrong (its data or status was wrong)"; }
+    done
+}
+export WAITPROF_QUIET=1
+WAITPROF_MATRIX=1 run replace 0
+# (an assignment before a function call may outlive it in sh)
+unset WAITPROF_MATRIX
 "$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Sendrecv_replace traffic is not 800000 bytes in 100 messages each way"
 import csv, json, sys
 d = sys.argv[1]
@@ -83,13 +94,7 @@ if bad:
 PY
 wp_note "MPI_Sendrecv_replace: 800000 bytes in 100 messages each way in the matrices, the tables and report.json"
 
-out=$WP_TMP/pairs
-WAITPROF_QUIET=1 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 pairs \
-    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run of pairs failed"; }
-for r in 0 1; do
-    grep -q "^truth rank=$r sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
-        { cat "$WP_TMP/truth" >&2; wp_fail "pairs: no truth line for rank $r: the program's data or status was wrong"; }
-done
+run pairs 0 pairs
 "$PYTHON" - "$out" <<'PY' || wp_fail "MPI_Send/MPI_Recv traffic is not 800000 bytes in 100 messages each way"
 import csv, sys
 d = sys.argv[1]
@@ -111,12 +116,8 @@ if bad:
 PY
 wp_note "MPI_Send/MPI_Recv pairs: 800000 bytes in 100 messages each way in the tables"
 
-out=$WP_TMP/trunc
-WAITPROF_QUIET=1 WAITPROF_MATCH=65536 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/replace" 100 1000 trunc \
-    >"$WP_TMP/truth" 2>"$WP_TMP/err" || { cat "$WP_TMP/err" >&2; wp_fail "the profiled run of trunc failed"; }
-grep -q "^truth rank=0 sent=800000 calls=100 failed=1$" "$WP_TMP/truth" &&
-    grep -q "^truth rank=1 sent=800000 calls=100 failed=0$" "$WP_TMP/truth" ||
-    { cat "$WP_TMP/truth" >&2; wp_fail "trunc: the short receive did not fail with MPI_ERR_TRUNCATE, or the data was wrong"; }
+# the short receive must fail with MPI_ERR_TRUNCATE (failed=1)
+WAITPROF_MATCH=65536 run trunc 1 trunc
 "$PYTHON" - "$out" <<'PY' || wp_fail "a failed MPI_Recv was counted"
 import csv, sys
 d = sys.argv[1]
