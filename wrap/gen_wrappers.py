@@ -326,9 +326,10 @@ def pre_numbered(name, cls):
     return cls in RECORDED and (name in MATCH_SEND or name in MATCH_RECV)
 
 
-def match_lines(name, cls, opts, names, early, rq):
+def match_lines(name, cls, opts, names, early, rq, cond=""):
     """The numbering after a successful call of the full C form; wp_mc holds
-    the call's category when the estimator recorded it."""
+    the call's category when the estimator recorded it.  cond: a further
+    condition (C, with its leading &&) on the point-to-point block."""
     out = []
     enter = "wp_t->enter_ticks"
     cause = "wp_t->last_compute"
@@ -375,7 +376,7 @@ def match_lines(name, cls, opts, names, early, rq):
     if cls in MATCH_COLL and "comm" in names:
         out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s, %s);" % (names[names.index("comm")], enter, cause))
     if out:
-        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS && wp_match_on) {")
+        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS%s && wp_match_on) {" % cond)
         out.append("    }")
     if name in MATCH_DONE:
         m = MATCH_DONE[name]
@@ -397,7 +398,7 @@ def match_lines(name, cls, opts, names, early, rq):
     return out
 
 
-def traffic_lines(name, names, known=None):
+def traffic_lines(name, names, known=None, cond=""):
     """The traffic calls of a C wrapper; known maps a size expression the
     wrapper has already computed to the variable holding it.  A receive
     that read no clock (pre_numbered) has enter_ticks 0 and adds no time
@@ -420,7 +421,7 @@ def traffic_lines(name, names, known=None):
             out.append("        wp_traffic_recv_in(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
                        % (name, size, src, args[3]))
     if out:
-        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS) {")
+        out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS%s) {" % cond)
         out.append("    }")
     return out
 
@@ -564,23 +565,18 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
             out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
                        % (name, bytes_expr, role_expr, early))
-        tl = traffic_lines(name, names, {bytes_expr: "wp_nb"})
-        if untimed and name in MATCH_RECV:
-            # Counted before the call when untimed (wp_count_before).
-            tl = [l.replace("wp_rc == MPI_SUCCESS) {", "wp_rc == MPI_SUCCESS && wp_timed) {") for l in tl]
-        out += tl
+        # An untimed receive's traffic was counted before it
+        # (wp_count_before).
+        out += traffic_lines(name, names, {bytes_expr: "wp_nb"},
+                             " && wp_timed" if untimed and name in MATCH_RECV else "")
     else:
         out += traffic_lines(name, names)
     if not lean:
-        ml = match_lines(name, cls, opts, names, early, rq)
-        if untimed:
-            # An untimed call is numbered and not chosen: after a send
-            # nothing is left to do, and all that is left after a receive,
-            # the end of the thread's link to its last recorded receive, was
-            # done before it (wp_count_before).
-            ml = [l.replace("wp_rc == MPI_SUCCESS && wp_match_on) {", "wp_rc == MPI_SUCCESS && wp_timed && wp_match_on) {")
-                  for l in ml]
-        out += ml
+        # An untimed call is numbered and not chosen: after a send nothing
+        # is left to do, and all that is left after a receive, the end of
+        # the thread's link to its last recorded receive, was done before
+        # it (wp_count_before).
+        out += match_lines(name, cls, opts, names, early, rq, " && wp_timed" if untimed else "")
         if any("wp_mc" in l for l in out):
             out.insert(1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
     out.append("    wp_leave(wp_t);")
