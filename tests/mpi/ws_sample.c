@@ -3,11 +3,14 @@
  * 64 matched, the Late Sender wait waitprof scales up must lie within the
  * 95 % interval it states (rank.R.waits, ci_ns) of the truth.
  *
- *   ws_sample [N, default 10000] [STEP seconds, default 0.001] [RUN, default 1]
+ *   ws_sample [N, default 10000] [STEP seconds, default 0.001] [RUN, default 1] [ramp]
  *
  * 2 ranks.  Before its i-th send, rank 1 sleeps 0, 1 or 2 STEP (a
  * fixed pseudo-random sequence, so every run waits alike; drawn once for
- * RUN consecutive messages, whose waits are then alike) and puts its
+ * RUN consecutive messages, whose waits are then alike), or with ramp 0
+ * before the first N / 2 messages and 2 STEP before the others (waits
+ * that change with the message number, which thinned matched instances
+ * must weigh right, match/types.h), and puts its
  * send-entry time into the message; rank 0 receives at one call site and
  * sums max(0, send entry - receive entry).  Prints
  *   truth rank=0 pattern=late_sender function=MPI_Recv wait=S
@@ -27,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -51,9 +55,10 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 10000;
     double step = argc > 2 ? atof(argv[2]) : 1e-3;
     long run = argc > 3 ? atol(argv[3]) : 1;
-    if (size != 2 || n < 1 || !(step >= 0) || run < 1) {
+    int ramp = argc > 4 && strcmp(argv[4], "ramp") == 0;
+    if (size != 2 || n < 1 || !(step >= 0) || run < 1 || (argc > 4 && !ramp)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 ws_sample [N] [STEP] [RUN]\n");
+            fprintf(stderr, "usage: mpirun -np 2 ws_sample [N] [STEP] [RUN] [ramp]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     uint32_t x = 12345;
@@ -71,6 +76,8 @@ int main(int argc, char **argv)
             x = x * 1103515245u + 12345u;
             d = ((x >> 16) % 3) * step;
         }
+        if (ramp)
+            d = i >= n / 2 ? 2 * step : 0;
         if (rank == 1) {
             sleep_for(d);
             double t = now();
