@@ -123,11 +123,23 @@ void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
     wp_cat_add_bin(c, ticks, wp_hist_bin(us), early, c->fn_events ? ++*c->fn_events : c->count + 1);
 }
 
+void wp_stats_weigh(uintptr_t site, int fn, int sclass, int role, unsigned e, uint64_t ticks, uint64_t first)
+{
+    struct wp_cat *c = wp_stats_cat(site, fn, sclass, role, 1);
+    if (c == NULL || c->count <= first || e == 0)
+        return;
+    double w = (double)(1ull << (e < 62 ? e : 62)) - 1;
+    c->xcount += w;
+    c->xsum += w * (double)ticks;
+}
+
 void wp_cat_merge(struct wp_cat *into, const struct wp_cat *from)
 {
     into->count += from->count;
     into->untimed += from->untimed;
     into->sum += from->sum;
+    into->xcount += from->xcount;
+    into->xsum += from->xsum;
     if (from->min < into->min)
         into->min = from->min;
     if (from->early_count && (into->early_count == 0 || from->early_min < into->early_min))

@@ -102,6 +102,17 @@ struct wp_cat {
      * timed calls; the category's calls are count + untimed, and its
      * time and estimated wait are the timed ones' scaled to them. */
     uint64_t untimed;
+    /* The timed calls do not all stand for the same number of calls: a
+     * call timed only because numbering chose it (a matched instance of a
+     * category past its first calls, wrap/wrap.h) was timed with the
+     * matching rate's probability, one in 2^e, and stands for 2^e calls,
+     * while the other timed calls stand for themselves.  The rate changes
+     * during a run (it halves when the records fill their buffer), so
+     * scaling the timed calls to all by count alone would give the early
+     * calls more weight than the late ones.  xcount and xsum hold what such
+     * calls add beyond weight 1: the sum of 2^e - 1 and of (2^e - 1) x
+     * their ticks (wp_stats_weigh, cold); wp_cat_scaled weighs with them. */
+    double xcount, xsum;
     /* Whether the category's recent calls were long (WP_CAT_LONG_US or
      * more): renewed to WP_CAT_LONG_KEEP by each such call, timed or dated
      * by a sample (wp_cat_saw), worn down by one with each shorter timed
@@ -297,12 +308,26 @@ static inline uint64_t wp_cat_calls(const struct wp_cat *c)
 {
     return c->count + c->untimed;
 }
+/* The timed calls' time, each weighed by what it stands for (xcount,
+ * xsum), is the time of all calls as a ratio estimate: weighed sum over
+ * weighed count times the calls.  Other timed figures (the estimated
+ * waits) are scaled by the same factor.  Without weights this is
+ * timed_figure x calls / count. */
 static inline uint64_t wp_cat_scaled(const struct wp_cat *c, uint64_t timed_figure)
 {
     if (c->untimed == 0 || c->count == 0)
         return timed_figure;
-    return (uint64_t)((double)timed_figure * (double)(c->count + c->untimed) / (double)c->count + 0.5);
+    double wn = (double)c->count + c->xcount;
+    double f = c->sum && c->xsum > 0 ? ((double)c->sum + c->xsum) / (double)c->sum : 1;
+    return (uint64_t)((double)timed_figure * f * (double)(c->count + c->untimed) / wn + 0.5);
 }
+
+/* A call just recorded by wp_stats_record() in category (site, fn, sclass,
+ * role), ticks long, was timed with probability 2^-e (e > 0): it stands
+ * for 2^e calls (struct wp_cat, xcount).  Not while the category is in its
+ * first calls, which are timed anyway (first: how many those are).  Cold:
+ * only chosen matched instances. */
+void wp_stats_weigh(uintptr_t site, int fn, int sclass, int role, unsigned e, uint64_t ticks, uint64_t first);
 
 /* A call just recorded by wp_stats_record() was seen by a runtime stall
  * source, which says it waited wait ticks.  Cold: only such calls. */

@@ -173,6 +173,10 @@ struct wp_mpre {
     struct wp_mcomm *mc;
     uint64_t chan, k;
     int numbered, chosen;
+    /* Chosen beyond the first numbers of its channel: the exponent of the
+     * rate it was chosen at (one in 2^tw), which the estimator weighs the
+     * call's duration by (fallback/stats.h, wp_stats_weigh); else 0. */
+    unsigned tw;
 };
 /* Whether number k of the thread's channel slot ch is chosen: a number
  * below the slot's next one worth hashing costs one comparison. */
@@ -194,6 +198,8 @@ WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_
         return 1;
     p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
     p->chosen = wp_match_slot_chosen(ch, k);
+    if (__builtin_expect(p->chosen, 0) && k >= WP_MATCH_FIRST)
+        p->tw = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
     return p->chosen;
 }
 /* A blocking send to dest. */

@@ -551,7 +551,7 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         if untimed:
             # An untimed call's bytes were counted before it (wp_untimed_cat).
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS && wp_timed)")
-            out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+            out.append("        wp_record_pre(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc, &wp_pre);"
                        % (name, bytes_expr, role_expr, early))
             if name in MATCH_RECV:
                 # Counted before the call: settled, or taken back, here.

@@ -358,15 +358,16 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
  * 385 without.  Kept for the larger gain. */
 /* *mc receives the call's category, for the matched instances
  * (match/match.h), which measure the wait of exactly that category. */
-static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role,
-                                                            uintptr_t site, int early, struct wp_mcat *mc)
+/* Returns the call's duration (ticks; 0 when nothing was recorded). */
+static inline __attribute__((always_inline)) uint64_t wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role,
+                                                                uintptr_t site, int early, struct wp_mcat *mc)
 {
     /* One test for the usual case (statistics on, depth 1). */
     if (__builtin_expect(!wp_stats_plain, 0)) {
         /* WAITPROF_ESTIMATE=0: nothing recorded; wp_leave() settles any
          * held samples as MPI-Work.  Matching is off then too. */
         if (!wp_stats_on)
-            return;
+            return 0;
         /* WAITPROF_CALLPATH_DEPTH > 1: the site is the call path, not just
          * the return address.  Costs an unwind; only then. */
         site = wp_callpath_site(site);
@@ -387,6 +388,7 @@ static inline __attribute__((always_inline)) void wp_record(wp_thread_t *t, int 
     }
     if (__builtin_expect(t->has_pending, 0))
         wp_settle_recorded(t, fn, bytes, role, early, d, min);
+    return d;
 }
 
 /* Blocking point-to-point calls that numbering did not choose read no
@@ -445,6 +447,20 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
     if (c != NULL)
         *u = (struct wp_ucache){site, count, dt, gen, wp_cat_key(fn, 0, role), c, *nb};
     return c;
+}
+
+/* A timed call numbered before it (wrap/gen_wrappers.py): recorded, and
+ * weighed when numbering alone made it timed (p->tw: a chosen instance
+ * past its channel's first numbers; fallback/stats.h, wp_stats_weigh),
+ * unless its category is in its first WP_TIMED_FIRST calls, which are
+ * timed anyway. */
+static inline __attribute__((always_inline)) void wp_record_pre(wp_thread_t *t, int fn, uint64_t bytes, int role,
+                                                                uintptr_t site, int early, struct wp_mcat *mc,
+                                                                const struct wp_mpre *p)
+{
+    uint64_t d = wp_record(t, fn, bytes, role, site, early, mc);
+    if (__builtin_expect(p->tw != 0, 0) && mc->site != 0)
+        wp_stats_weigh(mc->site, mc->fn, mc->sclass, mc->role, p->tw, d, WP_TIMED_FIRST);
 }
 
 /* After the call: count it.  A call that a sample fell in reads the clock

@@ -59,12 +59,13 @@
 prog=$WP_BUILDDIR/tests/mpi/ws_sample
 n=10000
 
-# run RATE TRY [RUN] — ws_sample under waitprof at WAITPROF_MATCH=RATE, its
-# delays drawn once per RUN messages; sets out, truth, mean, sd, sd_core,
-# sdb, sdb_core, and got, matched, how, ci from rank 0's MPI_Recv row.
+# run RATE TRY [RUN [ramp]] — ws_sample under waitprof at WAITPROF_MATCH=RATE,
+# its delays drawn once per RUN messages (or ramped); sets out, truth, mean,
+# sd, sd_core, sdb, sdb_core, and got, matched, how, ci from rank 0's
+# MPI_Recv row.
 run() {
-    rate=$1 out=$WP_TMP/sample-$1-$2-${3:-1}
-    WAITPROF_MATCH=$rate WAITPROF_SOURCE=wrappers wp_profile 2 "$out" "$prog" $n 0.001 "${3:-1}" \
+    rate=$1 out=$WP_TMP/sample-$1-$2-${3:-1}${4:+-$4}
+    WAITPROF_MATCH=$rate WAITPROF_SOURCE=wrappers wp_profile 2 "$out" "$prog" $n 0.001 "${3:-1}" ${4:-} \
         >"$out.stdout" 2>"$out.stderr" || { cat "$out.stderr" >&2; wp_fail "ws_sample at WAITPROF_MATCH=$rate exited with $?"; }
     truth=$(wp_truth "$out.stdout" 0 wait)
     mean=$(sed -n 's/^info rank=0 .* mean=\([0-9.]*\) .*/\1/p' "$out.stdout")
@@ -141,5 +142,27 @@ while :; do
     halfb() { awk -v s="$1" -v m="$m" -v r="$((n - 16))" 'BEGIN { printf "%.6f", 1.96 * (s / 4) / sqrt(m / 4) * r * sqrt(1 - m / r) }'; }
     exp=$(halfb "$sdb") exp_core=$(halfb "$sdb_core") single=$(half "$sd")
     sampled "waits alike in blocks of 4: " "the program's block sums give $exp, $exp_core without the blocks of its $late late waits; single waits would give $single" 0.7 $try && break
+    try=$((try + 1))
+done
+
+# 4. The rate halved during the run: at WAITPROF_MATCH=2 the records of
+#    the 10 000 messages do not fit in a 1 MiB budget's buffer (a quarter of
+#    it), so the rate halves to one in 4 part way through (match_rate=4 in
+#    rank.0.meta).  Blocking receives that are not chosen read no clock,
+#    so the receive's time is scaled from its timed calls, which were
+#    twice as dense before the change as after.  The waits ramp (none
+#    before the first N / 2 messages, 2 ms before the others), so unless
+#    each timed call is weighed by the rate it was chosen at
+#    (fallback/stats.h, wp_stats_weigh), the time, which bounds the
+#    measured wait, reads about a third low.  The wait must lie within
+#    the stated interval of the truth (plus d).
+try=1
+while :; do
+    WAITPROF_MEMORY=1M run 2 $try 1 ramp
+    mrate=$(wp_meta "$out/rank.0.meta" match_rate)
+    [ "$mrate" = 4 ] || { cat "$out/rank.0.meta" >&2; wp_fail "match_rate '$mrate': the rate did not halve once (4)"; }
+    d=$(wp_calc "0.002 + $truth * 0.01")
+    within "rate halved: rank 0 MPI_Recv wait from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
+        "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try && break
     try=$((try + 1))
 done

@@ -136,6 +136,29 @@ START_TEST(test_cat_long_recent)
 }
 END_TEST
 
+/* Timed calls that stand for more calls than themselves (struct wp_cat,
+ * xcount and xsum): the time of all calls is the weighed ratio estimate,
+ * other timed figures scale alike, and merging keeps the weights. */
+START_TEST(test_cat_weighed)
+{
+    struct wp_cat c = {.count = 10, .untimed = 90, .sum = 1000, .min = UINT64_MAX};
+    ck_assert_uint_eq(wp_cat_scaled(&c, 1000), 10000);
+    ck_assert_uint_eq(wp_cat_scaled(&c, 500), 5000);
+    /* Two of the ten, 300 ticks each, were chosen at one in 8. */
+    c.xcount = 2 * 7;
+    c.xsum = 2 * 7 * 300.0;
+    ck_assert_uint_eq(wp_cat_scaled(&c, c.sum), 21667); /* 5200 x 100 / 24 */
+    ck_assert_uint_eq(wp_cat_scaled(&c, 500), 10833);   /* 500 x 5.2 x 100 / 24 */
+    struct wp_cat m = {.min = UINT64_MAX};
+    wp_cat_merge(&m, &c);
+    wp_cat_merge(&m, &c);
+    ck_assert_uint_eq(wp_cat_scaled(&m, m.sum), 43333); /* 10400 x 200 / 48 */
+    /* Every call timed: nothing to scale, whatever the weights. */
+    c.untimed = 0;
+    ck_assert_uint_eq(wp_cat_scaled(&c, 1000), 1000);
+}
+END_TEST
+
 START_TEST(test_stats_table)
 {
     struct wp_stats *st = wp_stats_create(16);
@@ -356,6 +379,7 @@ int main(void)
     tcase_add_test(tc, test_hist_bins);
     tcase_add_test(tc, test_cat_stats);
     tcase_add_test(tc, test_cat_long_recent);
+    tcase_add_test(tc, test_cat_weighed);
     tcase_add_test(tc, test_stats_table);
     tcase_add_test(tc, test_wait_formula);
     tcase_add_test(tc, test_patterns);
