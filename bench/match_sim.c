@@ -13,7 +13,10 @@
  * ones the wrappers would keep at WAITPROF_MATCH=rate: the instances
  * wp_match_chosen picks, with the rate halved (as match/numbering.c does
  * when its buffer fills) until they fit in the default buffer, a quarter
- * of WAITPROF_MEMORY (4 MiB).  Its partners' records of the same
+ * of WAITPROF_MEMORY (4 MiB).  Without thinning (WAITPROF_MATCH_DENSE=0,
+ * wp_match_dense_log2 left 0): the most records a rank can hold, whose
+ * cost per record is what this measures; thinning only makes a full
+ * buffer rarer.  Its partners' records of the same
  * instances, which the exchange would bring, are made alike.  Entry times
  * carry a deterministic jitter of up to 3 µs per rank and iteration, so
  * that some receives wait for a late sender and some sends make their
@@ -154,7 +157,7 @@ static size_t sim_make(const struct sim *s, unsigned bits, struct wp_mrec *rec, 
     uint64_t pchan = 0, pk = 0;
     int r = s->rank;
     for (uint64_t i = 0; i < s->iters; i++) {
-        if (!wp_match_chosen(i, bits)) {
+        if (!wp_match_chosen(i, bits, wp_match_dense_log2)) {
             /* The waitall of an unrecorded iteration breaks the link. */
             pchan = 0;
             continue;

@@ -126,7 +126,8 @@ static void wp_nbc_emit(const struct wp_nbc_out *o, int n)
             continue;
         wp_measured_add(&o[i].cat, o[i].first, o[i].blk, o[i].matched, o[i].matched ? o[i].wait : 0, o[i].dur);
         if (o[i].matched && o[i].wait > 0 && o[i].delayer >= 0)
-            wp_cause_add(&o[i].cat, o[i].pattern, o[i].delayer, o[i].cause, o[i].wait, 0);
+            wp_cause_add(&o[i].cat, o[i].pattern, o[i].delayer, o[i].cause,
+                         o[i].wait * wp_match_weight(o[i].blk << WP_MATCH_BLOCK_LOG2, wp_match_dense_log2), 0);
     }
 }
 
@@ -365,6 +366,7 @@ void wp_match_flush(struct wp_mcomm *mc, int at_finalize)
         uint64_t wait = ref[i] > -DBL_MAX ? wp_match_clip(ref[i] - own, dur) : 0;
         wp_measured_add(&e->cat, wp_match_first(e->k), e->k >> WP_MATCH_BLOCK_LOG2, 1, wait, dur);
         if (wait > 0 && delayer[i] != mc->rank)
-            wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i], wait, 0);
+            wp_cause_add(&e->cat, pattern[i], wp_match_world_rank(mc, delayer[i]), b->cout[i],
+                         wait * wp_match_weight(e->k, wp_match_dense_log2), 0);
     }
 }

@@ -10,6 +10,7 @@
 #include "format/format.h"
 #include "match/clock.h"
 #include "match/local.h"
+#include "match/measured.h"
 #include "state/clock.h"
 
 struct wp_mwire wp_mwire_of(const struct wp_mrec *r)
@@ -172,7 +173,7 @@ void wp_match_local(const struct wp_mrec *recs, size_t nrec, const struct wp_wta
                                              .delayer = cause_peer, .cause = cause, .first = i, .last = j};
             else
                 wp_cause_add(&r->cat, r->side ? WP_PAT_LATE_SENDER : WP_PAT_LATE_RECEIVER, cause_peer, cause,
-                             wait, 0);
+                             wait * wp_match_weight(r->k, wp_match_dense_log2), 0);
         }
         i = j;
     }
@@ -232,10 +233,13 @@ static void wp_resolve_(struct wp_winst *w, double pwait, const struct wp_term *
     double psum = 0;
     for (uint32_t i = 0; i < np && i < WP_TERMS; i++)
         psum += p[i].ns;
+    /* What the wait counts for among its category's causes (measured.c);
+     * the terms passed on stay one instance's. */
+    double wt = (double)wp_match_weight(w->k, wp_match_dense_log2);
     for (uint32_t i = 0; prop > 0 && psum > 0 && i < np && i < WP_TERMS; i++) {
         double part = prop * p[i].ns / psum;
         if (count)
-            wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part + 0.5), 1);
+            wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, p[i].rank, p[i].cause, (uint64_t)(part * wt + 0.5), 1);
         int j = 0;
         while (j < n && !(all[j].rank == p[i].rank && all[j].cause == p[i].cause))
             j++;
@@ -244,7 +248,8 @@ static void wp_resolve_(struct wp_winst *w, double pwait, const struct wp_term *
         all[j].ns += part;
     }
     if (count && w->wait - prop > 0)
-        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, w->delayer, w->cause, (uint64_t)(w->wait - prop + 0.5), 0);
+        wp_cause_add(&w->cat, WP_PAT_LATE_SENDER, w->delayer, w->cause, (uint64_t)((w->wait - prop) * wt + 0.5),
+                     0);
     qsort(all, (size_t)n, sizeof *all, wp_term_cmp);
     w->nt = n < WP_TERMS ? n : WP_TERMS;
     double kept = 0;

@@ -6,9 +6,14 @@
  * hash chooses one in 2^bits.  A stratum's matched instances stand for all
  * of its instances (the unmatched ones, whose partner left no record, are
  * assumed to wait like the matched ones), so the category's wait is
- *     W = first_w * first_n / first_m + (calls - first_n) * samp_w / samp_m,
+ *     W = first_w * first_n / first_m + (calls - first_n) * samp_ww / samp_mw,
  * the second term's mean taken from the first stratum when no sampled
- * instance matched.  Its 95 % interval is the sampled term's standard
+ * instance matched.  In the sampled stratum each instance counts with its
+ * weight (match/types.h, wp_match_weight: 1, or 2^j for an instance
+ * chosen at a rate thinned j times), in samp_mw and samp_ww as in the
+ * block sums below, so that the mean is the stratum's and not that of
+ * its early, densely chosen part; the causes a wait is split into carry
+ * the same weight (wp_cause_add's callers).  Its 95 % interval is the sampled term's standard
  * error times 1.96, with the finite-population correction.  The sampled
  * term is a ratio estimate from a cluster sample: the hash chooses blocks
  * of numbers, each block's instances together, so the blocks are the
@@ -25,6 +30,7 @@
 #include "match/measured.h"
 
 pthread_mutex_t wp_match_mu = PTHREAD_MUTEX_INITIALIZER;
+unsigned wp_match_dense_log2;
 struct wp_match_counts wp_match_cnt;
 
 #define WP_MEAS_SLOTS 8192
@@ -100,7 +106,7 @@ uint64_t wp_match_tail_ns(int fn, int sclass, int role)
 /* Fold an open block into its category's sums. */
 static void wp_mblock_close(struct wp_measured *m, struct wp_mblock *b)
 {
-    double y = (double)b->y_ns * 1e-9, mm = (double)b->m;
+    double y = (double)b->y_ns * 1e-9 * b->wt, mm = (double)b->m * b->wt;
     if (b->m) {
         m->cl_n++;
         m->cl_y2 += y * y;
@@ -112,7 +118,7 @@ static void wp_mblock_close(struct wp_measured *m, struct wp_mblock *b)
 
 /* A sampled instance of block blk: into its open block, opening one (and
  * closing the lowest open block when all are taken) if needed. */
-static void wp_mblock_add(struct wp_measured *m, uint64_t blk, int matched, uint64_t wait_ns)
+static void wp_mblock_add(struct wp_measured *m, uint64_t blk, double wt, int matched, uint64_t wait_ns)
 {
     struct wp_mblock *b = NULL, *low = &m->open[0];
     for (int i = 0; i < WP_MEAS_OPEN; i++) {
@@ -128,7 +134,7 @@ static void wp_mblock_add(struct wp_measured *m, uint64_t blk, int matched, uint
         if (low->used)
             wp_mblock_close(m, low);
         b = low;
-        *b = (struct wp_mblock){.blk = blk, .used = 1};
+        *b = (struct wp_mblock){.blk = blk, .used = 1, .wt = wt};
     }
     if (matched) {
         b->m++;
@@ -157,10 +163,12 @@ void wp_measured_add(const struct wp_mcat *c, int first, uint64_t blk, int match
         m->first_m += matched != 0;
         m->first_w += matched ? wait_ns : 0;
     } else {
+        double wt = (double)wp_match_weight(blk << WP_MATCH_BLOCK_LOG2, wp_match_dense_log2);
         m->samp_n++;
         m->samp_m += matched != 0;
-        m->samp_w += matched ? wait_ns : 0;
-        wp_mblock_add(m, blk, matched, wait_ns);
+        m->samp_mw += matched ? wt : 0;
+        m->samp_ww += matched ? wt * (double)wait_ns : 0;
+        wp_mblock_add(m, blk, wt, matched, wait_ns);
     }
     if (matched)
         wp_match_cnt.matched++;
@@ -178,7 +186,7 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
         return -1;
     *matched = m->first_m + m->samp_m;
     double first_mean = m->first_m ? (double)m->first_w / (double)m->first_m : 0;
-    double samp_mean = m->samp_m ? (double)m->samp_w / (double)m->samp_m : first_mean;
+    double samp_mean = m->samp_mw > 0 ? m->samp_ww / m->samp_mw : first_mean;
     if (!m->first_m)
         first_mean = samp_mean;
     /* Calls beyond the first stratum; the estimator may have counted
@@ -186,13 +194,13 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
     double rest = calls > m->first_n ? (double)(calls - m->first_n) : 0;
     double w = first_mean * (double)m->first_n + samp_mean * rest;
     /* What each matched wait stands for: its causes are scaled alike. */
-    double sum = (double)(m->first_w + m->samp_w);
+    double sum = (double)m->first_w + m->samp_ww;
     m->scale = sum > 0 ? w / sum : 1;
     for (int i = 0; i < WP_MEAS_OPEN; i++)
         if (m->open[i].used)
             wp_mblock_close(m, &m->open[i]);
     if (m->cl_n >= 2 && rest > (double)m->samp_m) {
-        double n = (double)m->cl_n, r = samp_mean * 1e-9, mbar = (double)m->samp_m / n;
+        double n = (double)m->cl_n, r = samp_mean * 1e-9, mbar = m->samp_mw / n;
         double ss = m->cl_y2 - 2 * r * m->cl_ym + r * r * m->cl_m2; /* sum (y_i - R m_i)^2 */
         if (ss < 0)
             ss = 0;

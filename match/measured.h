@@ -9,6 +9,12 @@
 
 #include "match/types.h"
 
+/* The run's thinning of matched instances (match/types.h, wp_match_thin;
+ * WAITPROF_MATCH_DENSE as a power of two, 0 for none), the same on every
+ * rank: set by wp_match_init, read by the numbering and by the measured
+ * means, which weigh each instance by wp_match_weight. */
+extern unsigned wp_match_dense_log2;
+
 /* The measured wait of a category that had calls calls, in ns, with the
  * half-width of its 95 % confidence interval in *ci_ns and the matched
  * instances in *matched; -1 when nothing was matched there (the estimate

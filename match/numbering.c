@@ -1,6 +1,7 @@
 /* match/numbering.c — numbering: communicator ids, channel counters, the
  * point-to-point records, the tracked nonblocking receives and the
  * collective batches.  See match/match.h. */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,14 +71,14 @@ struct wp_mcache *wp_match_cache_fill(struct wp_mcache *c, struct wp_mcomm *mc, 
 int wp_match_due(struct wp_mcache *c, uint64_t k)
 {
     unsigned bits = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
-    c->next = wp_match_after(k, bits);
-    return wp_match_chosen(k, bits);
+    c->next = wp_match_after(k, bits, wp_match_dense_log2);
+    return wp_match_chosen(k, bits, wp_match_dense_log2);
 }
 
 int wp_match_coll_due(struct wp_mcomm *mc, uint64_t k)
 {
-    atomic_store_explicit(&mc->cnext, wp_match_after(k, wp_match_cbits), memory_order_relaxed);
-    return wp_match_chosen(k, wp_match_cbits);
+    atomic_store_explicit(&mc->cnext, wp_match_after(k, wp_match_cbits, wp_match_dense_log2), memory_order_relaxed);
+    return wp_match_chosen(k, wp_match_cbits, wp_match_dense_log2);
 }
 
 void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k, int side, int peer,
@@ -274,7 +275,7 @@ struct wp_mcomm **wp_match_comms(int *n)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
-void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
+void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes)
 {
     /* All ranks take the same value from the environment (a launcher may
      * give ranks different ones, and then matching is off for all). */
@@ -285,6 +286,16 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes)
     unsigned bits = 0;
     while ((2u << bits) <= rate && bits < 30)
         bits++;
+    /* The thinning must be every rank's, or a thinned side would leave its
+     * partners' records unmatched and collective batches would differ: the
+     * smallest span any rank asks for (none, 0, where any asks for none). */
+    unsigned dlog = 0;
+    if (dense >= WP_MATCH_FIRST && bits > 0)
+        while ((2u << dlog) <= dense && dlog < 30)
+            dlog++;
+    int mine[2] = {dlog ? (int)dlog : INT_MAX, dlog != 0}, agreed[2];
+    PMPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, wcomm);
+    wp_match_dense_log2 = agreed[1] == 0 ? 0 : (unsigned)agreed[0];
     chans = calloc(WP_CHAN_SLOTS, sizeof *chans);
     rec_cap = bytes / sizeof(struct wp_mrec);
     wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;
@@ -331,7 +342,7 @@ static void wp_match_compact(void)
     size_t n = 0;
     for (size_t i = 0; i < wp_match_nrec; i++) {
         const struct wp_mrec *r = &wp_match_recs[i];
-        if (wp_match_chosen(r->k, bits))
+        if (wp_match_chosen(r->k, bits, wp_match_dense_log2))
             wp_match_recs[n++] = *r;
     }
     wp_match_cnt.dropped += wp_match_nrec - n;
@@ -707,7 +718,7 @@ static void wp_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Statu
                 continue;
             chan = wp_match_channel(mc->id, source, mc->rank, tag);
             k = wp_match_next(chan, 1);
-            if (k == UINT64_MAX || !wp_match_chosen(k, wp_match_bits))
+            if (k == UINT64_MAX || !wp_match_chosen(k, wp_match_bits, wp_match_dense_log2))
                 continue;
         }
         /* A test's completions are numbered (a wildcard's) but waited for
@@ -862,7 +873,7 @@ void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_
         } else {
             k = atomic_fetch_add_explicit(e->count, 1, memory_order_relaxed);
         }
-        if (!wp_match_chosen(k, wp_match_bits)) {
+        if (!wp_match_chosen(k, wp_match_bits, wp_match_dense_log2)) {
             if (e->dir)
                 wp_match_forget(reqs[i]);
             continue;

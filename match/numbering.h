@@ -36,10 +36,11 @@ extern int wp_match_wild;
 
 /* At MPI_Init (normal context), collective over wcomm (a duplicate of
  * MPI_COMM_WORLD): rate is WAITPROF_MATCH (0 off, else one in rate,
- * rounded down to a power of two), bytes the memory for point-to-point
- * records.  On for all ranks or for none.  Then, while on, the clocks'
+ * rounded down to a power of two), dense WAITPROF_MATCH_DENSE (thinning
+ * beyond it, match/types.h; 0 none, and none at rate 1, which asks for
+ * every instance), bytes the memory for point-to-point records.  On for all ranks or for none.  Then, while on, the clocks'
  * offsets are measured (match/clock.c). */
-void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, size_t bytes);
+void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes);
 
 /* A new communicator from a parent (the table's newcomm= rows); fn is the
  * creating function. */
@@ -199,7 +200,7 @@ WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_
     p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
     p->chosen = wp_match_slot_chosen(ch, k);
     if (__builtin_expect(p->chosen, 0) && k >= WP_MATCH_FIRST)
-        p->tw = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
+        p->tw = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED) + wp_match_thin(k, wp_match_dense_log2);
     return p->chosen;
 }
 /* A blocking send to dest. */

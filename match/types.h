@@ -14,6 +14,9 @@
  * so call sites with few calls are measured in full. */
 #define WP_MATCH_FIRST 16
 #define WP_MATCH_RATE_DEFAULT 16
+/* WAITPROF_MATCH_DENSE's default: numbers below it are chosen at the full
+ * rate (wp_match_thin). */
+#define WP_MATCH_DENSE_DEFAULT 16384
 
 /* A call's category, as the estimator records it (fallback/stats.h). */
 struct wp_mcat {
@@ -59,8 +62,30 @@ static inline uint64_t wp_match_channel(uint64_t comm_id, int src, int dst, int 
     return wp_mix64(h ^ (uint64_t)(uint32_t)tag) | 1; /* never 0: 0 marks a free counter */
 }
 
+#define WP_MATCH_BLOCK_LOG2 2
+
+/* Thinning (WAITPROF_MATCH_DENSE): beyond the first 2^dense_log2 numbers
+ * of a channel or communicator, the rate halves each time the number
+ * doubles, so numbers in [2^j, 2^(j+1)), j >= dense_log2, are chosen at
+ * exponent bits + j - dense_log2 + 1.  A channel's records then grow with
+ * the logarithm of its messages instead of in proportion to them: a loop
+ * that sends a million messages on one channel records a few thousand of
+ * them, not 60 000, and a latency-bound loop stops paying for a record
+ * every few calls (doc/performance.md).  Each octave still holds about
+ * 2^(dense_log2 - bits - 1) chosen numbers, enough for its mean.  A
+ * chosen number then stands for 2^thin times as many numbers of the
+ * sampled stratum as an unthinned one (wp_match_weight).  dense_log2 0:
+ * never thinned. */
+static inline unsigned wp_match_thin(uint64_t k, unsigned dense_log2)
+{
+    if (dense_log2 == 0 || (k >> dense_log2) == 0)
+        return 0;
+    return (unsigned)(64 - __builtin_clzll(k)) - dense_log2;
+}
+
 /* Whether instance k of a channel or communicator is recorded at sampling
- * exponent bits.  Monotone: chosen at bits + 1 implies chosen at bits.
+ * exponent bits and thinning dense_log2.  Monotone: chosen at bits + 1
+ * implies chosen at bits.
  * The choice depends on the number alone, in blocks of WP_MATCH_BLOCK
  * consecutive numbers, not on the channel: in a program that repeats a
  * pattern of messages, the k-th message of every channel belongs to one
@@ -69,14 +94,24 @@ static inline uint64_t wp_match_channel(uint64_t comm_id, int src, int dst, int 
  * in the same repetition or the one before) are mostly recorded too.
  * Without them a wait could not be followed back through ranks that
  * waited themselves (match/exchange.c). */
-#define WP_MATCH_BLOCK_LOG2 2
-static inline int wp_match_chosen(uint64_t k, unsigned bits)
+static inline int wp_match_chosen(uint64_t k, unsigned bits, unsigned dense_log2)
 {
     if (k < WP_MATCH_FIRST)
         return 1;
+    bits += wp_match_thin(k, dense_log2);
     if (bits == 0)
         return 1;
+    if (bits > 62)
+        bits = 62;
     return (wp_mix64((k >> WP_MATCH_BLOCK_LOG2) * 0x9e3779b97f4a7c15ull) >> (64 - bits)) == 0;
+}
+
+/* How many numbers of its stratum a chosen number k stands for, relative
+ * to an unthinned one: the weight of its instance in the measured means
+ * (match/measured.c). */
+static inline uint64_t wp_match_weight(uint64_t k, unsigned dense_log2)
+{
+    return k < WP_MATCH_FIRST ? 1 : 1ull << wp_match_thin(k, dense_log2);
 }
 
 /* The smallest number above k that may be chosen at exponent bits: none
@@ -86,14 +121,14 @@ static inline int wp_match_chosen(uint64_t k, unsigned bits)
  * stops after 4096 blocks (a number there is then evaluated again).  A
  * bound found at an exponent stays a bound at every higher one, since the
  * choice is monotone. */
-static inline uint64_t wp_match_after(uint64_t k, unsigned bits)
+static inline uint64_t wp_match_after(uint64_t k, unsigned bits, unsigned dense_log2)
 {
     uint64_t n = k + 1;
-    if (n < WP_MATCH_FIRST || bits == 0 || wp_match_chosen(n, bits))
+    if (n < WP_MATCH_FIRST || wp_match_chosen(n, bits, dense_log2))
         return n;
     uint64_t b = (n >> WP_MATCH_BLOCK_LOG2) + 1;
     for (uint64_t end = b + 4096; b < end; b++)
-        if (wp_match_chosen(b << WP_MATCH_BLOCK_LOG2, bits))
+        if (wp_match_chosen(b << WP_MATCH_BLOCK_LOG2, bits, dense_log2))
             break;
     return b << WP_MATCH_BLOCK_LOG2;
 }
@@ -111,12 +146,17 @@ struct wp_measured {
      * channel) and of the sampled one: recorded, matched, summed wait (ns),
      * and for the sampled stratum the sum of squared waits (s^2). */
     uint64_t first_n, first_m, first_w;
-    uint64_t samp_n, samp_m, samp_w;
+    uint64_t samp_n, samp_m;
+    /* The sampled stratum's matched instances and their summed wait (ns),
+     * each weighed by wp_match_weight: a thinned instance stands for more
+     * calls (all weights are 1 where nothing is thinned). */
+    double samp_mw, samp_ww;
     /* The sampled stratum by block: the choice takes or leaves a block of
      * numbers whole, on every channel at once, so a block's instances are
      * one draw (a cluster), and the interval comes from the blocks' sums:
      * their number, and the sums of y^2, y*m and m^2 over blocks, y a
-     * block's matched wait (s) and m its matched instances.  Blocks still
+     * block's matched wait (s) and m its matched instances, both weighed
+     * (a block's instances share one weight).  Blocks still
      * being filled wait in open[] (instances of a block arrive close
      * together, but interleaved with other blocks of other channels). */
     uint64_t cl_n;
@@ -125,6 +165,7 @@ struct wp_measured {
     struct wp_mblock {
         uint64_t blk, y_ns;
         uint32_t m, used;
+        double wt;
     } open[WP_MEAS_OPEN];
     double scale; /* wp_match_wait's figure over the matched waits' sum */
 };

@@ -690,7 +690,7 @@ void wp_hook_init(int rc)
     wp_match_clock_test(wp_run.cfg.test_clock_rank == wp_run.rank, wp_run.cfg.test_clock_offset_s,
                         wp_run.cfg.test_clock_drift_ppm);
     wp_match_init(wp_comm, wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match,
-                  wp_run.cfg.memory / 4);
+                  (unsigned)wp_run.cfg.match_dense, wp_run.cfg.memory / 4);
     wp_match_gather_limit((size_t)wp_run.cfg.test_gather);
     wp_run.start_ns = wp_now_ns();
     wp_pid = getpid();

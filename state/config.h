@@ -23,7 +23,7 @@
  * WAITPROF_LIB is read by the launcher (bin/waitprof), not here. */
 #define WP_VARIABLES(X)                                                                                     \
     X(HZ) X(CLOCK) X(TIMER) X(DEPTH) X(RUNTIME_THREADS) X(QUIET) X(OUT) X(THRESHOLD) X(SOURCE) X(ESTIMATE) \
-    X(CALLPATH_DEPTH) X(MATCH) X(TEST_CLOCK) X(TEST_GATHER) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
+    X(CALLPATH_DEPTH) X(MATCH) X(MATCH_DENSE) X(TEST_CLOCK) X(TEST_GATHER) X(MATRIX) X(LEAN) X(RANKS) X(START) X(STOP) X(WINDOW) X(MEMORY) X(LIB) \
     X(COUNTERS) X(COUNTERS_SPLIT)
 
 enum wp_var {
@@ -86,6 +86,12 @@ struct wp_config {
                           * in N is matched with its partner's (match/match.h),
                           * besides the first 16 of each channel; 0..65536,
                           * default 16, 0 off; rounded down to a power of two */
+    int match_dense;     /* WAITPROF_MATCH_DENSE: the first N numbers of every
+                          * channel and communicator are chosen at that rate,
+                          * then it halves each time the number doubles
+                          * (match/types.h, wp_match_thin); 0 or 16..2^30,
+                          * default 16384, 0 never; rounded down to a power
+                          * of two */
     /* WAITPROF_TEST_CLOCK=RANK:OFFSET_S:DRIFT_PPM, for testing the clock
      * alignment of matched instances on one machine (match/clock.c): rank
      * RANK's matching clock runs OFFSET_S ahead and DRIFT_PPM fast.  Rank

@@ -166,3 +166,26 @@ while :; do
         "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try && break
     try=$((try + 1))
 done
+
+# 5. Thinned (WAITPROF_MATCH=4, WAITPROF_MATCH_DENSE=1024, match/types.h):
+#    one in 4 of the first 1024 numbers, then half as many in each octave
+#    after, 128 numbers (32 blocks of 4) per octave: about 252 + 3 x 128 +
+#    28 = 664 sampled, of which the later ones stand for up to 16 times as
+#    many calls.  The waits ramp (no delay before the first N / 2
+#    messages, 2 ms before the others), so only weighted means are right:
+#    unweighted, the densely chosen early messages, which did not wait,
+#    would pull the estimate to about 40 % of the truth.  The scaled wait
+#    must lie within the stated interval of the truth (plus d) and above
+#    70 % of it, and that interval within 35 % of the truth.
+try=1
+while :; do
+    WAITPROF_MATCH_DENSE=1024 run 4 $try 1 ramp
+    d=$(wp_calc "0.002 + $truth * 0.01")
+    wp_check_between "thinned: matched instances of MPI_Recv (16 + about 664 sampled, in blocks of 4)" "$matched" 480 880
+    within "thinned: 95% interval half-width, s (truth $truth)" "$ci" 0 "$(wp_calc "$truth * 0.35")" $try &&
+        within "thinned: rank 0 MPI_Recv wait scaled from $matched instances, s (truth $truth, interval +-$ci)" "$got" \
+            "$(wp_calc "$truth - $ci - $d")" "$(wp_calc "$truth + $ci + $d")" $try &&
+        within "thinned: the same against 70 % of the truth" "$got" "$(wp_calc "$truth * 0.7")" \
+            "$(wp_calc "$truth * 2")" $try && break
+    try=$((try + 1))
+done
