@@ -40,6 +40,18 @@ static struct wp_chan *chans;
 int wp_match_serial;
 __thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_model("initial-exec")));
 __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
+__thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"))) = {.peer = -1};
+
+void wp_match_sent_check(struct wp_mcache *ch, uint64_t k, int dest, struct wp_mcomm *mc, const struct wp_mcat *c,
+                         uint64_t enter, int lr, uint64_t cause)
+{
+    if (!wp_match_due(ch, k))
+        return;
+    if (enter != 0)
+        wp_match_p2p_record(c, ch->chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+    else
+        __atomic_fetch_add(&wp_match_cnt.unnumbered, 1, __ATOMIC_RELAXED);
+}
 
 uint64_t wp_match_next(uint64_t chan, int dir)
 {
@@ -852,6 +864,9 @@ void wp_match_request_free(MPI_Request req)
 void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_t cause)
 {
     static const struct wp_mcat none;
+    /* A started send takes a number of its channel, which the thread's
+     * next blocking send must not expect to take (wp_mlast). */
+    wp_mlast.peer = -1;
     for (int i = 0; i < n; i++) {
         uintptr_t key = wp_rkey(reqs[i]);
         const struct wp_persist *e = key ? wp_persist_find(key) : NULL;

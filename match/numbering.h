@@ -172,7 +172,11 @@ void wp_match_p2p_due(const struct wp_mcat *c, struct wp_mcache *ch, uint64_t k,
  * numbered after it returns as before. */
 struct wp_mpre {
     struct wp_mcomm *mc;
+    struct wp_mcache *ch;
     uint64_t chan, k;
+    /* numbered 1: numbered here (mc, ch, chan, k); 2: a send on the
+     * thread's last channel (wp_mlast), numbered after its call with the
+     * choice predicted here; 0: neither. */
     int numbered, chosen;
     /* Chosen beyond the first numbers of its channel: the exponent of the
      * rate it was chosen at (one in 2^tw), which the estimator weighs the
@@ -197,17 +201,50 @@ WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_
         ch = wp_match_number(mc, from < 0 ? mc->rank : from, to < 0 ? mc->rank : to, tag, dir, &k);
     if (ch == NULL)
         return 1;
-    p->mc = mc, p->chan = ch->chan, p->k = k, p->numbered = 1;
+    p->mc = mc, p->ch = ch, p->chan = ch->chan, p->k = k, p->numbered = 1;
     p->chosen = wp_match_slot_chosen(ch, k);
     if (__builtin_expect(p->chosen, 0) && k >= WP_MATCH_FIRST)
         p->tw = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED) + wp_match_thin(k, wp_match_dense_log2);
     return p->chosen;
 }
+/* The thread's last blocking send, when at most one thread calls MPI at a
+ * time (wp_match_serial): its channel (communicator handle and descriptor,
+ * peer, tag; peer -1: none), the number its next message will take and
+ * whether that number is chosen, with the rate's exponent (wp_mpre.tw).
+ * A loop that sends on one channel, as a ping-pong does, then decides
+ * before the call with three comparisons whether to time it, and numbers
+ * it after the call (wp_match_sent), off the path of a reply that waits
+ * for the send: the channel's hash, its cache slot and its counter cost a
+ * ping-pong about 3.6 ns per one-way trip before the call (bench/pingpong.c,
+ * Open MPI, numbering removed from the send by hand).  The prediction is
+ * checked after the call; it is wrong only where something else numbered
+ * the channel in between (another thread under MPI_THREAD_SERIALIZED: a
+ * nonblocking or persistent send of this thread resets it), and a chosen
+ * instance that was then not timed is counted as unnumbered, its partner's
+ * record left unmatched.  A communicator handle freed and made again for
+ * another communicator is caught there too (the descriptor differs). */
+struct wp_mlast {
+    MPI_Comm comm;
+    int peer, tag;
+    struct wp_mcomm *mc;
+    uint64_t k_next;
+    int chosen_next;
+    unsigned tw_next;
+};
+extern __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec")));
+
 /* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
 {
     if (!wp_match_on || depth != 0 || dest < 0)
         return 1;
+    const struct wp_mlast *l = &wp_mlast;
+    if (__builtin_expect(l->peer == dest && l->tag == tag && l->comm == comm, 1)) {
+        p->numbered = 2;
+        p->chosen = l->chosen_next;
+        p->tw = l->tw_next;
+        return p->chosen;
+    }
     return wp_match_pre(p, -1, dest, tag, comm, 0);
 }
 /* A blocking receive from a known source with a known tag; wildcards are
@@ -218,15 +255,47 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
         return 1;
     return wp_match_pre(p, source, -1, tag, comm, 1);
 }
-/* After the call: record a chosen pre-numbered send (lr: its own wait is
- * measured) or receive (waited from enter to now); an unrecorded receive
- * breaks the thread's link to its last recorded one (wp_mprev). */
-WP_MATCH_HOT void wp_match_post_send(const struct wp_mpre *p, const struct wp_mcat *c, int dest, uint64_t enter,
-                                     int lr, uint64_t cause)
+/* After a blocking send that was numbered before it (numbered 1) or is
+ * numbered now (2, wp_mlast): record a chosen instance (lr: its own wait
+ * is measured; a call that was not timed, enter 0, cannot be recorded and
+ * is counted), then predict the channel's next number for the thread's
+ * next send. */
+void wp_match_sent_check(struct wp_mcache *ch, uint64_t k, int dest, struct wp_mcomm *mc, const struct wp_mcat *c,
+                         uint64_t enter, int lr, uint64_t cause);
+WP_MATCH_HOT void wp_mlast_set(struct wp_mcomm *mc, MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch,
+                               uint64_t k)
 {
-    if (__builtin_expect(p->chosen, 0))
-        wp_match_p2p_record(c, p->chan, p->k, 0, dest, p->mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+    uint64_t n = k + 1;
+    unsigned bits = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
+    int cn = __builtin_expect(n >= ch->next, 0) && wp_match_chosen(n, bits, wp_match_dense_log2);
+    wp_mlast = (struct wp_mlast){comm, dest, tag, mc, n, cn,
+                                 cn && n >= WP_MATCH_FIRST ? bits + wp_match_thin(n, wp_match_dense_log2) : 0};
 }
+WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c, int dest, int tag, MPI_Comm comm,
+                                uint64_t enter, int lr, uint64_t cause)
+{
+    struct wp_mcomm *mc = p->mc;
+    struct wp_mcache *ch = p->ch;
+    uint64_t k = p->k;
+    if (p->numbered == 2) {
+        mc = wp_match_comm(comm);
+        ch = mc ? wp_match_number(mc, mc->rank, dest, tag, 0, &k) : NULL;
+        if (ch == NULL) {
+            wp_mlast.peer = -1;
+            return;
+        }
+        if (__builtin_expect(k >= ch->next, 0))
+            wp_match_sent_check(ch, k, dest, mc, c, enter, lr, cause);
+    } else if (__builtin_expect(p->chosen, 0)) {
+        wp_match_p2p_record(c, p->chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
+    }
+    if (wp_match_serial)
+        wp_mlast_set(mc, comm, dest, tag, ch, k);
+}
+
+/* After a receive numbered before it: record it if chosen (waited from
+ * enter to now); an unrecorded receive breaks the thread's link to its
+ * last recorded one (wp_mprev). */
 WP_MATCH_HOT void wp_match_post_recv(const struct wp_mpre *p, const struct wp_mcat *c, int source, uint64_t enter,
                                      uint64_t cause)
 {
@@ -244,6 +313,10 @@ WP_MATCH_HOT void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_
 {
     if (dest < 0) /* MPI_PROC_NULL */
         return;
+    /* The thread's next blocking send on this channel must not take the
+     * number this message takes (wp_mlast). */
+    if (wp_mlast.peer == dest && wp_mlast.tag == tag && wp_mlast.comm == comm)
+        wp_mlast.peer = -1;
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;

@@ -343,7 +343,10 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
             out.append("        " + after)
     if name in MATCH_SEND:
         d, t, c, lr = MATCH_SEND[name]
-        numbered("wp_match_post_send(&wp_pre, &wp_mc, %s, %s, %d, %s);" % (names[d], enter, lr, cause),
+        # Numbered before the call, or on the thread's last channel after
+        # it (match/numbering.h, wp_mlast): untimed calls too.
+        numbered("wp_match_sent(&wp_pre, &wp_mc, %s, %s, %s, %s, %d, %s);"
+                 % (names[d], names[t], names[c], enter, lr, cause),
                  "wp_match_send(&wp_mc, %s, %s, %s, %s, %d, %s);" % (names[d], names[t], names[c], enter, lr, cause))
     if name in MATCH_RECV:
         s, t, c, _ = MATCH_RECV[name]
@@ -572,11 +575,13 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     else:
         out += traffic_lines(name, names)
     if not lean:
-        # An untimed call is numbered and not chosen: after a send nothing
-        # is left to do, and all that is left after a receive, the end of
-        # the thread's link to its last recorded receive, was done before
-        # it (wp_count_before).
-        out += match_lines(name, cls, opts, names, early, rq, " && wp_timed" if untimed else "")
+        # An untimed receive is numbered and not chosen: all that is left
+        # after it, the end of the thread's link to its last recorded
+        # receive, was done before it (wp_count_before).  A send is
+        # numbered after its call when it went by the thread's last
+        # channel, and tells the next one its number (wp_match_sent).
+        out += match_lines(name, cls, opts, names, early, rq,
+                           " && wp_timed" if untimed and name not in MATCH_SEND else "")
         if any("wp_mc" in l for l in out):
             out.insert(1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
     out.append("    wp_leave(wp_t);")
