@@ -44,7 +44,9 @@ uint64_t wp_match_tail_ns(int fn, int sclass, int role);
  * and unmatched (their partner left no record), records dropped when the
  * buffer was full, and receives that could not be numbered (a wildcard
  * whose status was ignored where waitprof cannot supply one, too many
- * receives in flight, a full channel table) or matched inconsistently.
+ * receives in flight, a full channel table) or matched inconsistently,
+ * and chosen blocking sends that went untimed on a wrong prediction
+ * (match/numbering.h, wp_mlast).
  * Written under the module's mutex; the meta writer, in a signal handler
  * too, reads them with plain loads (a torn value is only a count). */
 extern struct wp_match_counts wp_match_cnt;

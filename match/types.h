@@ -14,9 +14,6 @@
  * so call sites with few calls are measured in full. */
 #define WP_MATCH_FIRST 16
 #define WP_MATCH_RATE_DEFAULT 16
-/* WAITPROF_MATCH_DENSE's default: numbers below it are chosen at the full
- * rate (wp_match_thin). */
-#define WP_MATCH_DENSE_DEFAULT 16384
 
 /* A call's category, as the estimator records it (fallback/stats.h). */
 struct wp_mcat {
