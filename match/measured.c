@@ -13,8 +13,9 @@
  * chosen at a rate thinned j times), in samp_mw and samp_ww as in the
  * block sums below, so that the mean is the stratum's and not that of
  * its early, densely chosen part; the causes a wait is split into carry
- * the same weight (wp_cause_add's callers).  Its 95 % interval is the sampled term's standard
- * error times 1.96, with the finite-population correction.  The sampled
+ * the same weight (wp_cause_add's callers).  Its 95 % interval is the
+ * sampled term's standard error times 1.96, with the finite-population
+ * correction.  The sampled
  * term is a ratio estimate from a cluster sample: the hash chooses blocks
  * of numbers, each block's instances together, so the blocks are the
  * draws, with y_i a block's matched wait and m_i its matched instances,
