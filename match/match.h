@@ -11,10 +11,13 @@
  * - A deterministic function of k chooses the instances both sides record
  *   (wp_match_chosen): the first WP_MATCH_FIRST of every channel, then one
  *   in 2^rate_log2, in blocks of consecutive numbers (so that a chain of
- *   waits through ranks is recorded whole: match/exchange.c).  A record
- *   holds entry and exit times, the call site and the category the
- *   estimator records the call under (fallback/stats.h), so a measured wait
- *   replaces the estimate of exactly that category.
+ *   waits through ranks is recorded whole: match/exchange.c), and beyond
+ *   the first 2^dense_log2 numbers half as many per doubling of the number
+ *   (wp_match_thin), each such instance weighed by what it stands for in
+ *   the measured means (match/measured.c).  A record holds entry and exit
+ *   times, the call site and the category the estimator records the call
+ *   under (fallback/stats.h), so a measured wait replaces the estimate of
+ *   exactly that category.
  * - Communicator ids agree across ranks without messages: MPI_COMM_WORLD
  *   has a fixed id; a new communicator's id is a hash of its parent's, of
  *   its members' ranks in MPI_COMM_WORLD and of how many communicators

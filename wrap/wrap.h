@@ -449,11 +449,12 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
     return c;
 }
 
-/* A timed call numbered before it (wrap/gen_wrappers.py): recorded, and
- * weighed when numbering alone made it timed (p->tw: a chosen instance
- * past its channel's first numbers; fallback/stats.h, wp_stats_weigh),
- * unless its category is in its first WP_TIMED_FIRST calls, which are
- * timed anyway. */
+/* A timed blocking send or receive whose numbering decided before its
+ * call whether to time it (wrap/gen_wrappers.py; match/numbering.h,
+ * wp_match_pre_send): recorded, and weighed when numbering alone made it
+ * timed (p->tw: a chosen instance past its channel's first numbers;
+ * fallback/stats.h, wp_stats_weigh), unless its category is in its first
+ * WP_TIMED_FIRST calls, which are timed anyway. */
 static inline __attribute__((always_inline)) void wp_record_pre(wp_thread_t *t, int fn, uint64_t bytes, int role,
                                                                 uintptr_t site, int early, struct wp_mcat *mc,
                                                                 const struct wp_mpre *p)
