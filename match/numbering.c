@@ -1,7 +1,6 @@
 /* match/numbering.c — numbering: communicator ids, channel counters, the
  * point-to-point records, the tracked nonblocking receives and the
  * collective batches.  See match/match.h. */
-#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +41,15 @@ __thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_
 __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"))) = {.peer = -1};
 
+/* A timed send is recorded as any other; an untimed one has no entry
+ * time for wp_match_p2p_due to stand in for (a blocking send may wait),
+ * so a chosen one is only counted. */
 void wp_match_sent_check(struct wp_mcache *ch, uint64_t k, int dest, struct wp_mcomm *mc, const struct wp_mcat *c,
                          uint64_t enter, int lr, uint64_t cause)
 {
-    if (!wp_match_due(ch, k))
-        return;
     if (enter != 0)
-        wp_match_p2p_record(c, ch->chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
-    else
+        wp_match_p2p_due(c, ch, k, 0, dest, mc, enter, lr, cause);
+    else if (wp_match_due(ch, k))
         __atomic_fetch_add(&wp_match_cnt.unnumbered, 1, __ATOMIC_RELAXED);
 }
 
@@ -300,14 +300,15 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
         bits++;
     /* The thinning must be every rank's, or a thinned side would leave its
      * partners' records unmatched and collective batches would differ: the
-     * smallest span any rank asks for (none, 0, where any asks for none). */
-    unsigned dlog = 0;
+     * smallest exponent any rank asks for, which is 0 (none) where any
+     * asks for none. */
+    int dlog = 0;
     if (dense >= WP_MATCH_FIRST && bits > 0)
         while ((2u << dlog) <= dense && dlog < 30)
             dlog++;
-    int mine[2] = {dlog ? (int)dlog : INT_MAX, dlog != 0}, agreed[2];
-    PMPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, wcomm);
-    wp_match_dense_log2 = agreed[1] == 0 ? 0 : (unsigned)agreed[0];
+    int agreed = 0;
+    PMPI_Allreduce(&dlog, &agreed, 1, MPI_INT, MPI_MIN, wcomm);
+    wp_match_dense_log2 = (unsigned)agreed;
     chans = calloc(WP_CHAN_SLOTS, sizeof *chans);
     rec_cap = bytes / sizeof(struct wp_mrec);
     wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;

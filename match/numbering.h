@@ -38,8 +38,9 @@ extern int wp_match_wild;
  * MPI_COMM_WORLD): rate is WAITPROF_MATCH (0 off, else one in rate,
  * rounded down to a power of two), dense WAITPROF_MATCH_DENSE (thinning
  * beyond it, match/types.h; 0 none, and none at rate 1, which asks for
- * every instance), bytes the memory for point-to-point records.  On for all ranks or for none.  Then, while on, the clocks'
- * offsets are measured (match/clock.c). */
+ * every instance), bytes the memory for point-to-point records.  On for
+ * all ranks or for none.  Then, while on, the clocks' offsets are
+ * measured (match/clock.c). */
 void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes);
 
 /* A new communicator from a parent (the table's newcomm= rows); fn is the
@@ -208,26 +209,25 @@ WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_
     return p->chosen;
 }
 /* The thread's last blocking send, when at most one thread calls MPI at a
- * time (wp_match_serial): its channel (communicator handle and descriptor,
- * peer, tag; peer -1: none), the number its next message will take and
- * whether that number is chosen, with the rate's exponent (wp_mpre.tw).
+ * time (wp_match_serial): its channel (communicator handle, peer, tag;
+ * peer -1: none) and whether the number its next message will take is
+ * chosen, with the rate's exponent (wp_mpre.tw).
  * A loop that sends on one channel, as a ping-pong does, then decides
  * before the call with three comparisons whether to time it, and numbers
  * it after the call (wp_match_sent), off the path of a reply that waits
  * for the send: the channel's hash, its cache slot and its counter cost a
  * ping-pong about 3.6 ns per one-way trip before the call (bench/pingpong.c,
- * Open MPI, numbering removed from the send by hand).  The prediction is
- * checked after the call; it is wrong only where something else numbered
- * the channel in between (another thread under MPI_THREAD_SERIALIZED: a
- * nonblocking or persistent send of this thread resets it), and a chosen
- * instance that was then not timed is counted as unnumbered, its partner's
- * record left unmatched.  A communicator handle freed and made again for
- * another communicator is caught there too (the descriptor differs). */
+ * Open MPI, numbering removed from the send by hand).  The number the call
+ * takes after it decides what is recorded, so a wrong prediction only
+ * leaves the call timed or untimed in vain.  It is wrong only where
+ * something else numbered the channel in between (another thread under
+ * MPI_THREAD_SERIALIZED; a nonblocking or persistent send of this thread
+ * resets it) or the communicator handle now names another communicator;
+ * a chosen instance that was then not timed is counted as unnumbered, its
+ * partner's record left unmatched. */
 struct wp_mlast {
     MPI_Comm comm;
     int peer, tag;
-    struct wp_mcomm *mc;
-    uint64_t k_next;
     int chosen_next;
     unsigned tw_next;
 };
@@ -258,17 +258,16 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
 /* After a blocking send that was numbered before it (numbered 1) or is
  * numbered now (2, wp_mlast): record a chosen instance (lr: its own wait
  * is measured; a call that was not timed, enter 0, cannot be recorded and
- * is counted), then predict the channel's next number for the thread's
- * next send. */
+ * is counted, wp_match_sent_check), then predict the choice of the
+ * channel's next number for the thread's next send. */
 void wp_match_sent_check(struct wp_mcache *ch, uint64_t k, int dest, struct wp_mcomm *mc, const struct wp_mcat *c,
                          uint64_t enter, int lr, uint64_t cause);
-WP_MATCH_HOT void wp_mlast_set(struct wp_mcomm *mc, MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch,
-                               uint64_t k)
+WP_MATCH_HOT void wp_mlast_set(MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch, uint64_t k)
 {
     uint64_t n = k + 1;
     unsigned bits = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
     int cn = __builtin_expect(n >= ch->next, 0) && wp_match_chosen(n, bits, wp_match_dense_log2);
-    wp_mlast = (struct wp_mlast){comm, dest, tag, mc, n, cn,
+    wp_mlast = (struct wp_mlast){comm, dest, tag, cn,
                                  cn && n >= WP_MATCH_FIRST ? bits + wp_match_thin(n, wp_match_dense_log2) : 0};
 }
 WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c, int dest, int tag, MPI_Comm comm,
@@ -290,7 +289,7 @@ WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c
         wp_match_p2p_record(c, p->chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
     }
     if (wp_match_serial)
-        wp_mlast_set(mc, comm, dest, tag, ch, k);
+        wp_mlast_set(comm, dest, tag, ch, k);
 }
 
 /* After a receive numbered before it: record it if chosen (waited from
