@@ -126,7 +126,7 @@ void wp_cat_add(struct wp_cat *c, uint64_t ticks, uint64_t us, int early)
 void wp_stats_weigh(uintptr_t site, int fn, int sclass, int role, unsigned e, uint64_t ticks, uint64_t first)
 {
     struct wp_cat *c = wp_stats_cat(site, fn, sclass, role, 1);
-    if (c == NULL || c->count <= first || e == 0)
+    if (c == NULL || c->count <= first)
         return;
     double w = (double)(1ull << (e < 62 ? e : 62)) - 1;
     c->xcount += w;

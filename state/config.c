@@ -275,14 +275,12 @@ void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report)
                                "frames per wait-state call site, a whole number from 1 to 16");
     c->match = wp_int(get, report, wp_var_name(WP_VAR_MATCH), 0, 65536, 16,
                       "one instance in N matched, a whole number from 0 (off) to 65536");
-    c->match_dense = wp_int(get, report, wp_var_name(WP_VAR_MATCH_DENSE), 0, 1 << 30, 16384,
-                            "how many instances of each channel are matched at the full rate, 0 (all) or a "
-                            "whole number from 16 to 1073741824");
+    /* 1 to 15 would thin the first 16, which are always chosen. */
+    static const char dense_accepts[] = "how many instances of each channel are matched at the full rate, 0 (all) "
+                                        "or a whole number from 16 to 1073741824";
+    c->match_dense = wp_int(get, report, wp_var_name(WP_VAR_MATCH_DENSE), 0, 1 << 30, 16384, dense_accepts);
     if (c->match_dense > 0 && c->match_dense < 16) {
-        wp_bad(report, wp_var_name(WP_VAR_MATCH_DENSE), get(wp_var_name(WP_VAR_MATCH_DENSE)),
-               "how many instances of each channel are matched at the full rate, 0 (all) or a whole number "
-               "from 16 to 1073741824",
-               "16384");
+        wp_bad(report, wp_var_name(WP_VAR_MATCH_DENSE), get(wp_var_name(WP_VAR_MATCH_DENSE)), dense_accepts, "16384");
         c->match_dense = 16384;
     }
     c->test_clock_rank = -1;

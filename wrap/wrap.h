@@ -477,11 +477,17 @@ static inline __attribute__((always_inline)) void wp_count_settle(wp_thread_t *t
         wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
     }
 }
+/* One untimed call more in c (n 1), or one less (n -1: a call counted
+ * before it that then failed). */
+static inline __attribute__((always_inline)) void wp_count_untimed(struct wp_cat *c, int n)
+{
+    c->untimed += (uint64_t)(int64_t)n;
+    *c->fn_events += (uint64_t)(int64_t)n;
+}
 static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, int fn, uint64_t bytes,
                                                            int role)
 {
-    c->untimed++;
-    ++*c->fn_events;
+    wp_count_untimed(c, 1);
     wp_count_settle(t, c, fn, bytes, role);
 }
 
@@ -500,8 +506,7 @@ static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struc
 static inline __attribute__((always_inline)) void wp_count_before(struct wp_cat *c, int fn, uint64_t bytes,
                                                                   int source, MPI_Comm comm)
 {
-    c->untimed++;
-    ++*c->fn_events;
+    wp_count_untimed(c, 1);
     wp_traffic_recv_in(fn, bytes, source, comm, 0);
     wp_mprev.chan = 0;
 }
@@ -509,8 +514,7 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
                                                                  uint64_t bytes, int role, int rc)
 {
     if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-        c->untimed--;
-        --*c->fn_events;
+        wp_count_untimed(c, -1);
         wp_traffic_recv_undo(fn, bytes);
         return;
     }
