@@ -594,12 +594,20 @@ void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
     if (n >= 0 && n <= WP_MATCH_PEND) {
         /* A few handles by a loop, more by memcpy: the call costs more
          * than a short loop (measured with bench/poll_cost's isendrecv,
-         * two handles), a loop more than the call at 64 (testany). */
+         * two handles), a loop more than the call at 64 (testany).  The
+         * size goes through an empty asm so that the compiler, which
+         * knows it is at most 512 bytes, calls the C library's copy
+         * instead of expanding "rep movsq" in place: on this project's
+         * AMD EPYC test machine 64 handles took 13.5 ns that way and
+         * 3.3 ns through the library (a loop of 20 million copies). */
         if (n <= 8)
             for (int i = 0; i < n; i++)
                 p->copy[i] = reqs[i];
-        else
-            memcpy(p->copy, reqs, (size_t)n * sizeof *reqs);
+        else {
+            size_t size = (size_t)n * sizeof *reqs;
+            __asm__("" : "+r"(size));
+            memcpy(p->copy, reqs, size);
+        }
         p->ncopy = n;
         p->n = -1;
         return;
