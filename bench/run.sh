@@ -359,8 +359,9 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
     # Instructions a wrapper adds to MPI_Send and MPI_Recv: a short ping-pong
     # with both ranks under callgrind (through the launcher, so the preload
     # reaches the program inside valgrind).  For each, the exported
-    # wrapper's inclusive cost minus that of the PMPI call its full form
-    # (wp_full_MPI_*) makes, per call, from the call tree of one rank.  Time
+    # wrapper's inclusive cost minus that of the PMPI calls its full and
+    # fast forms (wp_full_MPI_*, wp_fast_MPI_*) make, per call, from the
+    # call tree of one rank.  Time
     # spent polling inside PMPI_Recv varies from run to run, but it is on
     # both sides of the subtraction.
     cg="$RES/callgrind.pingpong"
@@ -373,9 +374,9 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
         v=$(callgrind_annotate --inclusive=yes --tree=calling --threshold=100 "$cgf" 2>/dev/null |
             awk -v f="$f" '
                 $0 ~ "\\* +\\?\\?\\?:" f " \\[" { gsub(",", "", $1); incl = $1; inside = 1; next }
-                $0 ~ "\\* +\\?\\?\\?:wp_full_" f " \\[" { inside = 2; next }
+                $0 ~ "\\* +\\?\\?\\?:wp_(full|fast)_" f " \\[" { inside = 2; next }
                 inside && NF == 0 { inside = 0 }
-                inside == 2 && $0 ~ ":P" f " \\(" { gsub(",", "", $1); sub_ = $1; n = $0; sub(/.*\(/, "", n); sub(/x\).*/, "", n); gsub(",", "", n) }
+                inside == 2 && $0 ~ ":P" f " \\(" { gsub(",", "", $1); sub_ += $1; k = $0; sub(/.*\(/, "", k); sub(/x\).*/, "", k); gsub(",", "", k); n += k }
                 END { if (n > 0) printf "%.0f", (incl - sub_) / n }')
         [ -n "$v" ] && record 0 callgrind hz1 "added_instr_$f" "$v"
         case $f in MPI_Send) IR_SEND=$v ;; MPI_Recv) IR_RECV=$v ;; esac

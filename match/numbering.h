@@ -233,6 +233,17 @@ struct wp_mlast {
 };
 extern __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec")));
 
+/* Whether a blocking send to dest goes by the thread's last channel and
+ * its number will not be chosen: then it is numbered after its call and
+ * not timed for matching (wp_match_pre_send's fast case, which the
+ * wrappers' fast form tests on its own; wrap/wrap.h, wp_send_fast).  dest
+ * is tested because peer -1 means no channel. */
+WP_MATCH_HOT int wp_match_send_unchosen(int depth, int dest, int tag, MPI_Comm comm)
+{
+    const struct wp_mlast *l = &wp_mlast;
+    return l->peer == dest && l->tag == tag && l->comm == comm && !l->chosen_next && dest >= 0 && depth == 0 &&
+           wp_match_on;
+}
 /* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
 {

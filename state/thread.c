@@ -82,8 +82,9 @@ const char *wp_class_name(enum wp_class c)
 int wp_fn_lookup(const char *symbol)
 {
     char base[128];
-    /* The lean and full forms of a C wrapper (wrap/wrap.h). */
-    if (strncmp(symbol, "wp_lean_", 8) == 0 || strncmp(symbol, "wp_full_", 8) == 0)
+    /* The lean, full and fast forms of a C wrapper (wrap/wrap.h). */
+    if (strncmp(symbol, "wp_lean_", 8) == 0 || strncmp(symbol, "wp_full_", 8) == 0 ||
+        strncmp(symbol, "wp_fast_", 8) == 0)
         symbol += 8;
     size_t n = strlen(symbol);
     if (n == 0 || n >= sizeof base)

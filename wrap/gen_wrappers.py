@@ -601,6 +601,32 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     return out
 
 
+def fast_send(name, cname, cls, opts, names):
+    """The fast form of a blocking send (wrap/wrap.h, wp_send_fast): the
+    lines of wp_fast_<cname>'s body and the exported wrapper's test, or
+    None where the send has none.  Only where the full form's untimed send
+    is this and nothing else: numbered before or after it, no stall source,
+    no hooks, the traffic of one send to (dest, comm) of its own size."""
+    if not pre_numbered(name, cls) or name not in MATCH_SEND:
+        return None
+    d, t, c, lr = MATCH_SEND[name]
+    size, role = record_args(cls, names)
+    if (set(opts) - {"via"} or ("via" in opts and cname == name) or role is not None or
+            TRAFFIC.get(name) != [("send",) + TRAFFIC_SEND] or
+            [names[size[0]], names[size[1]], names[d], names[c]] != list(TRAFFIC_SEND)):
+        sys.exit("%s: a blocking send the fast form does not cover (wrap/gen_wrappers.py, fast_send)" % cname)
+    args = ", ".join(names)
+    body = ["    wp_thread_t *wp_t = wp_enter(WP_FN_%s, 0);" % name,
+            "    int wp_rc = P%s(%s);" % (cname, args),
+            "    if (wp_t && wp_rc == MPI_SUCCESS)",
+            "        wp_sent_fast(wp_t, WP_FN_%s, %d);" % (name, lr),
+            "    wp_leave(wp_t);",
+            "    return wp_rc;"]
+    test = "wp_send_fast(WP_FN_%s, %s, %s, %s, %s, %s, wp_site)" % (
+        name, names[size[0]], names[size[1]], names[d], names[t], names[c])
+    return body, test
+
+
 def gen_c(name, cname, cls, opts, params):
     """A C wrapper.  Where the lean form differs from the full one but for the
     clock, each form is a function of its own and the exported wrapper only
@@ -636,7 +662,18 @@ def gen_c(name, cname, cls, opts, params):
             "    if (__builtin_expect(wp_lean, 0)) {"]
     out += ["    " + l for l in foreign[:1]] + ["    " + l for l in foreign[1:]]
     out += ["        return wp_lean_%s(%s);" % (cname, args), "    }"]
-    out += ["    wp_call_site = WP_CALL_SITE;"] if site else []
+    fast = fast_send(name, cname, cls, opts, names)
+    if fast:
+        # A blocking send whose decision the thread has at hand
+        # (wrap/wrap.h, wp_send_fast) jumps to its fast form instead.
+        body, test = fast
+        out[:0] = ["WP_WRAP_FORM int wp_fast_%s(%s)" % (cname, params_s), "{"] + body + ["}", ""]
+        out += ["    uintptr_t wp_site = WP_CALL_SITE;",
+                "    if (%s)" % test,
+                "        return wp_fast_%s(%s);" % (cname, args),
+                "    wp_call_site = wp_site;"]
+    elif site:
+        out += ["    wp_call_site = WP_CALL_SITE;"]
     out += ["    return wp_full_%s(%s);" % (cname, args), "}", ""]
     return "\n".join(out)
 

@@ -18,7 +18,9 @@
 # (wrap/traffic.h, wp_traffic_send_in), the wildcard receives by the
 # function.  mpi_bytes_sent.csv and mpi_requests_sent.csv: MPI_Send sent
 # 800000 bytes in 100 requests on each rank; mpi_bytes_recv.csv and
-# mpi_requests_recv.csv: MPI_Recv received as many.
+# mpi_requests_recv.csv: MPI_Recv received as many; rank.R.calls: 100
+# calls of each on each rank (most sends by the wrappers' fast form, which
+# counts after the call: wrap/wrap.h, wp_send_fast).
 # Last, the same pairs with rank 0's 50th receive failing (replace ...
 # trunc: MPI_ERRORS_RETURN, one element short), with one instance in
 # 65536 chosen so that the failing receive is untimed and counted before
@@ -110,11 +112,23 @@ for name, fn in (("mpi_bytes_sent.csv", "MPI_Send"), ("mpi_requests_sent.csv", "
         print("[t_traffic_replace] pairs: %s rank %d %s = %d (expected %d)" % (name, r, fn, got, exp))
         if got != exp:
             bad.append("%s rank %d" % (name, r))
+# Every call counted, timed or not: most sends go by the fast form
+# (wrap/wrap.h, wp_send_fast), which counts after the call.
+for r in (0, 1):
+    with open("%s/rank.%d.calls" % (d, r)) as f:
+        lines = f.read().split("\n")
+    hdr = lines[1].split("\t")
+    for fn in ("MPI_Send", "MPI_Recv"):
+        row = [dict(zip(hdr, l.split("\t"))) for l in lines[2:] if l.split("\t")[0] == fn]
+        got = int(row[0]["calls"]) if row and "calls" in hdr else None
+        print("[t_traffic_replace] pairs: rank.%d.calls %s calls = %s (expected %d)" % (r, fn, got, N))
+        if got != N:
+            bad.append("rank.%d.calls %s calls" % (r, fn))
 if bad:
     print("wrong: %s" % bad, file=sys.stderr)
     sys.exit(1)
 PY
-wp_note "MPI_Send/MPI_Recv pairs: 800000 bytes in 100 messages each way in the tables"
+wp_note "MPI_Send/MPI_Recv pairs: 800000 bytes in 100 messages each way in the tables, 100 calls of each on each rank"
 
 # the short receive must fail with MPI_ERR_TRUNCATE (failed=1)
 WAITPROF_MATCH=65536 run trunc 1 trunc

@@ -37,8 +37,9 @@ static const struct spelling spellings[] = {
     {"mpi_allreduce_f08_", WP_FN_MPI_Allreduce},
     {"MPI_Allreduce_c", WP_FN_MPI_Allreduce},
     {"mpi_waitall__", WP_FN_MPI_Waitall},
-    {"wp_full_MPI_Recv", WP_FN_MPI_Recv},  /* the two forms of a C wrapper */
+    {"wp_full_MPI_Recv", WP_FN_MPI_Recv},  /* the forms of a C wrapper */
     {"wp_lean_MPI_Send_c", WP_FN_MPI_Send},
+    {"wp_fast_MPI_Ssend", WP_FN_MPI_Ssend},
     {"wp_lean_", WP_FN_NONE},
     {"wp_full_wp_lean_MPI_Send", WP_FN_NONE},
     {"MPI_Nope", WP_FN_NONE},
