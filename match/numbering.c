@@ -586,28 +586,16 @@ static inline void wp_take_one(struct wp_mpend *p, int i, MPI_Request r)
     }
 }
 
-void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
+void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     p->n = 0;
     p->ncopy = 0;
     p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
-    if (n >= 0 && n <= WP_MATCH_PEND) {
-        /* A few handles by a loop, more by memcpy: the call costs more
-         * than a short loop (measured with bench/poll_cost's isendrecv,
-         * two handles), a loop more than the call at 64 (testany).  The
-         * size goes through an empty asm so that the compiler, which
-         * knows it is at most 512 bytes, calls the C library's copy
-         * instead of expanding "rep movsq" in place: on this project's
-         * AMD EPYC test machine 64 handles took 13.5 ns that way and
-         * 3.3 ns through the library (a loop of 20 million copies). */
-        if (n <= 8)
-            for (int i = 0; i < n; i++)
-                p->copy[i] = reqs[i];
-        else {
-            size_t size = (size_t)n * sizeof *reqs;
-            __asm__("" : "+r"(size));
-            memcpy(p->copy, reqs, size);
-        }
+    if (n >= 0 && n <= 8) {
+        /* A few handles by a loop: a call of the library's copy costs more
+         * (measured with bench/poll_cost's isendrecv, two handles). */
+        for (int i = 0; i < n; i++)
+            p->copy[i] = reqs[i];
         p->ncopy = n;
         p->n = -1;
         return;

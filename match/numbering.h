@@ -467,8 +467,28 @@ struct wp_mpend {
     MPI_Request copy[WP_MATCH_PEND];
 };
 /* Callers test wp_match_tracked first (the generated wrappers do, before
- * the call), so take does not test it again. */
-void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n);
+ * the call), so take does not test it again.  The copy of 9 to
+ * WP_MATCH_PEND handles is inline, a poll loop's whole cost while receives
+ * are followed; the other lengths are taken in numbering.c. */
+void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n);
+static inline void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
+{
+    if (n > 8 && n <= WP_MATCH_PEND) {
+        p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
+        p->ncopy = n;
+        p->n = -1;
+        /* Through an empty asm the compiler no longer knows the size is at
+         * most 512 bytes, and calls the C library's copy instead of
+         * expanding "rep movsq" in place: 64 handles took 3.3 ns that way
+         * and 13.5 ns the other on this project's AMD EPYC test machine (a
+         * loop of 20 million copies). */
+        size_t size = (size_t)n * sizeof *reqs;
+        __asm__("" : "+r"(size));
+        memcpy(p->copy, reqs, size);
+        return;
+    }
+    wp_match_take_other(p, reqs, n);
+}
 /* done(i): whether request i completed: all (Wait, Waitall), one index
  * (Waitany), or a list (Waitsome). */
 void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
