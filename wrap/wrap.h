@@ -448,10 +448,12 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
         *nb = u->nb;
         return u->cat;
     }
+    /* The generation before the lookup: a type freed meanwhile leaves the
+     * entry stale, and the next call looks again. */
+    unsigned gen = __atomic_load_n(&wp_type_gen, __ATOMIC_RELAXED);
     struct wp_cat *c = wp_untimed_find(fn, count, dt, role, site, nb);
     if (c != NULL)
-        *u = (struct wp_ucache){site, count, dt, __atomic_load_n(&wp_type_gen, __ATOMIC_RELAXED),
-                                wp_cat_key(fn, 0, role), c, *nb};
+        *u = (struct wp_ucache){site, count, dt, gen, wp_cat_key(fn, 0, role), c, *nb};
     return c;
 }
 
