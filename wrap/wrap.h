@@ -465,9 +465,10 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
  * calls, and does the rest after the call, where a send's bookkeeping is
  * off the path of the reply it waits for.  The full form does the same
  * work but keeps its many other cases' values across the call: on the
- * 8-byte ping-pong (bench/pingpong.c) the fast form took a median 3.0 ns
- * off each one-way trip on Open MPI and 1.7 ns on MPICH, in rounds that
- * ran the libraries with and without it back to back.  After the call the
+ * 8-byte ping-pong (bench/pingpong.c) the fast form took a median 3.0 and
+ * 3.4 ns off each one-way trip on Open MPI and 0.9 to 1.7 ns on MPICH, in
+ * invocations of 11 to 15 rounds that ran the libraries with and without
+ * it back to back.  After the call the
  * category and bytes are read again from the entry, and the channel from
  * wp_mlast, which only a wrapper at depth 0 of this thread writes
  * (wp_untimed_cat, numbering; a call nested in PMPI_Send has no record,
