@@ -232,6 +232,11 @@ struct wp_mlast {
     unsigned tw_next;
 };
 extern __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec")));
+/* Whether (comm, dest, tag) is the thread's last channel. */
+WP_MATCH_HOT int wp_mlast_is(int dest, int tag, MPI_Comm comm)
+{
+    return wp_mlast.peer == dest && wp_mlast.tag == tag && wp_mlast.comm == comm;
+}
 
 /* Whether a blocking send to dest goes by the thread's last channel and
  * its number will not be chosen: then it is numbered after its call and
@@ -240,9 +245,7 @@ extern __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"
  * is tested because peer -1 means no channel. */
 WP_MATCH_HOT int wp_match_send_unchosen(int depth, int dest, int tag, MPI_Comm comm)
 {
-    const struct wp_mlast *l = &wp_mlast;
-    return l->peer == dest && l->tag == tag && l->comm == comm && !l->chosen_next && dest >= 0 && depth == 0 &&
-           wp_match_on;
+    return wp_mlast_is(dest, tag, comm) && !wp_mlast.chosen_next && dest >= 0 && depth == 0 && wp_match_on;
 }
 /* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
@@ -250,7 +253,7 @@ WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int t
     if (!wp_match_on || depth != 0 || dest < 0)
         return 1;
     const struct wp_mlast *l = &wp_mlast;
-    if (__builtin_expect(l->peer == dest && l->tag == tag && l->comm == comm, 1)) {
+    if (__builtin_expect(wp_mlast_is(dest, tag, comm), 1)) {
         p->numbered = 2;
         p->chosen = l->chosen_next;
         p->tw = l->tw_next;
@@ -325,7 +328,7 @@ WP_MATCH_HOT void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_
         return;
     /* The thread's next blocking send on this channel must not take the
      * number this message takes (wp_mlast). */
-    if (wp_mlast.peer == dest && wp_mlast.tag == tag && wp_mlast.comm == comm)
+    if (wp_mlast_is(dest, tag, comm))
         wp_mlast.peer = -1;
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
