@@ -457,8 +457,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             d, t, c, _ = MATCH_SEND[name]
             pre = "wp_match_pre_send(&wp_pre, wp_self.depth, %s, %s, %s)" % (names[d], names[t], names[c])
         else:
+            # The number the exported wrapper may have taken for this
+            # call (wrap/wrap.h, wp_recv_fast) first.
             s_, t, c, _ = MATCH_RECV[name]
-            pre = "wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
+            pre = "wp_mx != NULL || wp_match_pre_recv_in(&wp_pre, wp_self.depth, %s, %s, %s)" % (
                 names[s_], names[t], names[c])
         size, role = record_args(cls, names)
         urole = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
@@ -627,6 +629,33 @@ def fast_send(name, cname, cls, opts, names):
     return body, test
 
 
+def fast_recv(name, cname, cls, opts, names):
+    """The fast form of a blocking receive (wrap/wrap.h, wp_recv_fast), as
+    fast_send: only where the full form's untimed receive is counted before
+    its call (wp_count_before) through the stall source's receive, and does
+    nothing after it but settle (wp_count_after), with no hooks."""
+    if not pre_numbered(name, cls) or name not in MATCH_RECV or cname != name:
+        return None
+    s_, t, c, st = MATCH_RECV[name]
+    size, role = record_args(cls, names)
+    if (set(opts) != {"via"} or opts["via"] != "wp_src_recv" or role is not None or
+            TRAFFIC.get(name) != [("recv", "count", "datatype", "source", "comm", "status")] or
+            [names[size[0]], names[size[1]], names[s_], names[c], names[st]] !=
+            ["count", "datatype", "source", "comm", "status"]):
+        sys.exit("%s: a blocking receive the fast form does not cover (wrap/gen_wrappers.py, fast_recv)" % cname)
+    args = ", ".join(names)
+    body = ["    if (!wp_recv_fast_number(WP_FN_%s, %s, %s, %s))" % (name, names[s_], names[t], names[c]),
+            "        return wp_full_%s(%s);" % (cname, args),
+            "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, 0);" % name,
+            "    int wp_rc = wp_src_recv_fast(WP_FN_%s, %s);" % (name, args),
+            "    if (wp_t)",
+            "        wp_recvd_fast(wp_t, WP_FN_%s, wp_rc);" % name,
+            "    wp_leave(wp_t);",
+            "    return wp_rc;"]
+    test = "wp_recv_fast(WP_FN_%s, %s, %s, wp_site)" % (name, names[size[0]], names[size[1]])
+    return body, test
+
+
 def gen_c(name, cname, cls, opts, params):
     """A C wrapper.  Where the lean form differs from the full one but for the
     clock, each form is a function of its own and the exported wrapper only
@@ -662,16 +691,26 @@ def gen_c(name, cname, cls, opts, params):
             "    if (__builtin_expect(wp_lean, 0)) {"]
     out += ["    " + l for l in foreign[:1]] + ["    " + l for l in foreign[1:]]
     out += ["        return wp_lean_%s(%s);" % (cname, args), "    }"]
-    fast = fast_send(name, cname, cls, opts, names)
+    fast = fast_send(name, cname, cls, opts, names) or fast_recv(name, cname, cls, opts, names)
     if fast:
-        # A blocking send whose decision the thread has at hand
-        # (wrap/wrap.h, wp_send_fast) jumps to its fast form instead.
+        # A blocking send or receive whose decision the thread has at hand
+        # (wrap/wrap.h, wp_send_fast, wp_recv_fast) jumps to its fast form
+        # instead.
         body, test = fast
-        out[:0] = ["WP_WRAP_FORM int wp_fast_%s(%s)" % (cname, params_s), "{"] + body + ["}", ""]
-        out += ["    uintptr_t wp_site = WP_CALL_SITE;",
-                "    if (%s)" % test,
-                "        return wp_fast_%s(%s);" % (cname, args),
-                "    wp_call_site = wp_site;"]
+        form = ["WP_WRAP_FORM int wp_fast_%s(%s)" % (cname, params_s), "{"] + body + ["}", ""]
+        out += ["    uintptr_t wp_site = WP_CALL_SITE;"]
+        if any("wp_full_" in l for l in body):
+            # The receive's fast form may go on to the full form, which
+            # reads the call site.
+            out[:0] = ["WP_WRAP_FORM int wp_full_%s(%s);" % (cname, params_s), ""] + form
+            out += ["    wp_call_site = wp_site;",
+                    "    if (%s)" % test,
+                    "        return wp_fast_%s(%s);" % (cname, args)]
+        else:
+            out[:0] = form
+            out += ["    if (%s)" % test,
+                    "        return wp_fast_%s(%s);" % (cname, args),
+                    "    wp_call_site = wp_site;"]
     elif site:
         out += ["    wp_call_site = WP_CALL_SITE;"]
     out += ["    return wp_full_%s(%s);" % (cname, args), "}", ""]
