@@ -458,17 +458,24 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
 }
 
 /* The fast form of a blocking send (wrap/gen_wrappers.py, wp_fast_<MPI
- * name>): when the thread has the whole decision at hand, the send on its
- * last channel with an unchosen number (match/numbering.h,
- * wp_match_send_unchosen) and its untimed category in fn's cache entry,
- * the exported wrapper tests that and jumps to a form that only enters,
- * calls, and does the rest after the call, where a send's bookkeeping is
- * off the path of the reply it waits for.  The full form does the same
- * work but keeps its many other cases' values across the call: on the
- * 8-byte ping-pong (bench/pingpong.c) the fast form took a median 3.0 and
- * 3.4 ns off each one-way trip on Open MPI and 0.9 to 1.7 ns on MPICH, in
- * invocations of 11 to 15 rounds that ran the libraries with and without
- * it back to back.  After the call the
+ * name>): the exported wrapper jumps to it, and it tests whether the
+ * thread has the whole decision at hand, the send on its last channel
+ * with an unchosen number (match/numbering.h, wp_match_send_unchosen) and
+ * its untimed category in fn's cache entry.  If so it only enters, calls,
+ * and does the rest after the call, where a send's bookkeeping is off the
+ * path of the reply it waits for; if not it jumps on to the full form.
+ * The full form does the same work but keeps its many other cases' values
+ * across the call: on the 8-byte ping-pong (bench/pingpong.c) the fast
+ * form took a median 3.0 and 3.4 ns off each one-way trip on Open MPI and
+ * 0.9 to 1.7 ns on MPICH, in invocations of 11 to 15 rounds that ran the
+ * libraries with and without it back to back.  The test is in the fast
+ * form, not in the exported wrapper: that, with the receive's fast form
+ * tested the same way, took off another 1.0 ns on MPICH (18 rounds) and
+ * 1.5 ns on Open MPI (5 rounds; 0.8 in 12 rounds of the slower vCPU
+ * placement), where the receive's fast form tested in the exported
+ * wrapper had cost MPICH 1.0 to 1.9 ns (three invocations of 17 to 19
+ * rounds).  site is the program's call site (wp_call_site, which the
+ * exported wrapper sets).  After the call the
  * category and bytes are read again from the entry, and the channel from
  * wp_mlast, which only a wrapper at depth 0 of this thread writes
  * (wp_untimed_cat, numbering; a call nested in PMPI_Send has no record,
@@ -560,26 +567,19 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
 }
 
 /* The fast form of a blocking receive (wrap/gen_wrappers.py, wp_fast_<MPI
- * name>), as wp_send_fast for a send.  The exported wrapper tests only what
- * costs no register: the matrix off and the receive's untimed category in
- * the thread's cache (a call that could change either, such as
- * MPI_Type_free, is another wrapper's, before this one).  The fast form
- * then numbers the receive (wp_recv_fast_number) and, when its number is
- * not chosen, counts it (wp_count_before), enters, receives and settles,
- * keeping nothing across its call but its record and result: after the
- * call, on the path of the reply the program sends next, that is all that
- * is left.  A receive's work before its call runs while it waits for its
- * message, so the fast form numbers there rather than in the exported
- * wrapper, where the registers numbering needs would be saved on every
- * path, the lean one too.  Numbered and chosen, or not numbered there (a
- * nested call, matching off, a wildcard), the call must be timed: the
- * fast form jumps to the full form, handing over the number taken, if
- * any, in wp_mpre_handed (wp_match_pre_recv_in); nothing else numbers in
- * between.  On the 8-byte ping-pong (bench/pingpong.c) this form took a
- * median 0.8 and 1.5 ns off each one-way trip on Open MPI, in two
- * invocations that ran the libraries with and without it back to back
- * (12 and 15 rounds); on MPICH it made no difference that those runs
- * could resolve (+0.1 ns over 13 rounds, -0.3 over 15). */
+ * name>), as wp_send_fast for a send: the exported wrapper jumps to it,
+ * and it tests the matrix off and the receive's untimed category in the
+ * thread's cache (wp_recv_fast), then numbers the receive
+ * (wp_recv_fast_number) and, when its number is not chosen, counts it
+ * (wp_count_before), enters, receives and settles, keeping nothing across
+ * its call but its record and result: after the call, on the path of the
+ * reply the program sends next, that is all that is left.  A receive's
+ * work before its call runs while it waits for its message.  Numbered and
+ * chosen, or not numbered there (a nested call, matching off, a
+ * wildcard), the call must be timed, and so must a receive whose category
+ * is not cached: the fast form jumps to the full form, handing over the
+ * number taken, if any, in wp_mpre_handed (wp_match_pre_recv_in); nothing
+ * else numbers in between.  Figures at wp_send_fast. */
 extern __thread struct wp_mpre wp_mpre_handed __attribute__((tls_model("initial-exec")));
 static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long count, MPI_Datatype dt,
                                                              uintptr_t site)
