@@ -242,10 +242,11 @@ WP_MATCH_HOT int wp_mlast_is(int dest, int tag, MPI_Comm comm)
  * its number will not be chosen: then it is numbered after its call and
  * not timed for matching (wp_match_pre_send's fast case, which the
  * wrappers' fast form tests on its own; wrap/wrap.h, wp_send_fast).  dest
- * is tested because peer -1 means no channel. */
-WP_MATCH_HOT int wp_match_send_unchosen(int depth, int dest, int tag, MPI_Comm comm)
+ * is tested because peer -1 means no channel.  The depth is not: a call
+ * nested in an MPI call records nothing in either form (wp_enter). */
+WP_MATCH_HOT int wp_match_send_unchosen(int dest, int tag, MPI_Comm comm)
 {
-    return wp_mlast_is(dest, tag, comm) && !wp_mlast.chosen_next && dest >= 0 && depth == 0 && wp_match_on;
+    return wp_mlast_is(dest, tag, comm) && !wp_mlast.chosen_next && dest >= 0 && wp_match_on;
 }
 /* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
@@ -276,13 +277,20 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
  * channel's next number for the thread's next send. */
 void wp_match_sent_check(struct wp_mcache *ch, uint64_t k, int dest, struct wp_mcomm *mc, const struct wp_mcat *c,
                          uint64_t enter, int lr, uint64_t cause);
-WP_MATCH_HOT void wp_mlast_set(MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch, uint64_t k)
+/* The choice of the number after k on the thread's last channel, whose
+ * slot is ch. */
+WP_MATCH_HOT void wp_mlast_next(const struct wp_mcache *ch, uint64_t k)
 {
     uint64_t n = k + 1;
     unsigned bits = __atomic_load_n(&wp_match_bits, __ATOMIC_RELAXED);
     int cn = __builtin_expect(n >= ch->next, 0) && wp_match_chosen(n, bits, wp_match_dense_log2);
-    wp_mlast = (struct wp_mlast){comm, dest, tag, cn,
-                                 cn && n >= WP_MATCH_FIRST ? bits + wp_match_thin(n, wp_match_dense_log2) : 0};
+    wp_mlast.chosen_next = cn;
+    wp_mlast.tw_next = cn && n >= WP_MATCH_FIRST ? bits + wp_match_thin(n, wp_match_dense_log2) : 0;
+}
+WP_MATCH_HOT void wp_mlast_set(MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch, uint64_t k)
+{
+    wp_mlast.comm = comm, wp_mlast.peer = dest, wp_mlast.tag = tag;
+    wp_mlast_next(ch, k);
 }
 WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c, int dest, int tag, MPI_Comm comm,
                                 uint64_t enter, int lr, uint64_t cause)
@@ -302,8 +310,14 @@ WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c
     } else if (__builtin_expect(p->chosen, 0)) {
         wp_match_p2p_record(c, p->chan, k, 0, dest, mc, enter, enter, lr ? wp_ticks() : enter, lr, cause);
     }
-    if (wp_match_serial)
-        wp_mlast_set(comm, dest, tag, ch, k);
+    /* Numbered as the thread's last channel (2), the channel is already
+     * the one wp_mlast holds: only the next choice changes. */
+    if (wp_match_serial) {
+        if (p->numbered == 2)
+            wp_mlast_next(ch, k);
+        else
+            wp_mlast_set(comm, dest, tag, ch, k);
+    }
 }
 
 /* After a receive numbered before it: record it if chosen (waited from

@@ -457,8 +457,8 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             d, t, c, _ = MATCH_SEND[name]
             pre = "wp_match_pre_send(&wp_pre, wp_self.depth, %s, %s, %s)" % (names[d], names[t], names[c])
         else:
-            # The number the exported wrapper may have taken for this
-            # call (wrap/wrap.h, wp_recv_fast) first.
+            # The number the fast form may have taken for this call
+            # (wrap/wrap.h, wp_recv_fast_number) first.
             s_, t, c, _ = MATCH_RECV[name]
             pre = "wp_mx != NULL || wp_match_pre_recv_in(&wp_pre, wp_self.depth, %s, %s, %s)" % (
                 names[s_], names[t], names[c])
@@ -606,9 +606,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
 def fast_send(name, cname, cls, opts, names):
     """The fast form of a blocking send (wrap/wrap.h, wp_send_fast): the
     lines of wp_fast_<cname>'s body, which begins with the test and goes on
-    to the full form when it fails, or None where the send has none.  Only where the full form's untimed send
-    is this and nothing else: numbered before or after it, no stall source,
-    no hooks, the traffic of one send to (dest, comm) of its own size."""
+    to the full form when it fails, or None where the send has none.  Only
+    where the full form's untimed send is this and nothing else: numbered
+    before or after it, no stall source, no hooks, the traffic of one send
+    to (dest, comm) of its own size."""
     if not pre_numbered(name, cls) or name not in MATCH_SEND:
         return None
     d, t, c, lr = MATCH_SEND[name]

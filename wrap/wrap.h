@@ -484,7 +484,7 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
 static inline __attribute__((always_inline)) int wp_send_fast(int fn, long long count, MPI_Datatype dt, int dest,
                                                              int tag, MPI_Comm comm, uintptr_t site)
 {
-    return wp_match_send_unchosen(wp_self.depth, dest, tag, comm) && wp_stats_plain &&
+    return wp_match_send_unchosen(dest, tag, comm) && wp_stats_plain &&
            wp_untimed_hit(&wp_ucache[(unsigned)fn % WP_UCACHE], fn, count, dt, WP_ROLE_ANY, site);
 }
 
@@ -599,8 +599,8 @@ static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int
     wp_count_before(u->cat, fn, u->nb, source, comm);
     return 1;
 }
-/* The full form's numbering of a blocking receive: the number its exported
- * wrapper took (wp_recv_fast), else its own (wp_match_pre_recv). */
+/* The full form's numbering of a blocking receive: the number its fast
+ * form took (wp_recv_fast_number), else its own (wp_match_pre_recv). */
 static inline __attribute__((always_inline)) int wp_match_pre_recv_in(struct wp_mpre *p, int depth, int source,
                                                                      int tag, MPI_Comm comm)
 {
@@ -622,7 +622,7 @@ static inline __attribute__((always_inline)) int wp_src_recv_fast(int fn, void *
 /* After a receive in its fast form (wp_recv_fast): wp_count_after, with
  * the category and bytes read again from the thread's cache only on its
  * rare paths (a failed call, a call a sample fell in); they are the ones
- * the exported wrapper counted, for the reason wp_send_fast gives. */
+ * wp_recv_fast_number counted, for the reason wp_send_fast gives. */
 static inline __attribute__((always_inline)) void wp_recvd_fast(wp_thread_t *t, int fn, int rc)
 {
     if (__builtin_expect(rc != MPI_SUCCESS || t->has_pending, 0)) {
