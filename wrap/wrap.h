@@ -473,8 +473,8 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
  * tested the same way, took off another 1.0 ns on MPICH (18 rounds) and
  * 1.5 ns on Open MPI (5 rounds; 0.8 in 12 rounds of the slower vCPU
  * placement), where the receive's fast form tested in the exported
- * wrapper had cost MPICH 1.0 to 1.9 ns (three invocations of 17 to 19
- * rounds).  site is the program's call site (wp_call_site, which the
+ * wrapper had cost MPICH 1.0 to 1.9 ns (four invocations of 17 to 19
+ * rounds; +0.1 in one of 13).  site is the program's call site (wp_call_site, which the
  * exported wrapper sets).  After the call the
  * category and bytes are read again from the entry, and the channel from
  * wp_mlast, which only a wrapper at depth 0 of this thread writes
