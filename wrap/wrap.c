@@ -25,7 +25,7 @@ __thread struct wp_mpre wp_mpre_handed __attribute__((tls_model("initial-exec"))
  * them): read again, the fast form keeps no argument across its call. */
 void wp_sent_fast(wp_thread_t *t, int fn, int lr)
 {
-    const struct wp_ucache *u = &wp_ucache[(unsigned)fn % WP_UCACHE];
+    const struct wp_ucache *u = wp_ucache_of(fn);
     uint64_t nb = u->nb;
     const struct wp_mlast l = wp_mlast;
     wp_count(t, u->cat, fn, nb, WP_ROLE_ANY);

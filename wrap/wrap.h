@@ -430,6 +430,11 @@ struct wp_ucache {
     uint64_t nb;
 };
 extern __thread struct wp_ucache wp_ucache[WP_UCACHE] __attribute__((tls_model("initial-exec")));
+/* fn's entry: the one every wrapper of fn reads and writes. */
+static inline __attribute__((always_inline)) struct wp_ucache *wp_ucache_of(int fn)
+{
+    return &wp_ucache[(unsigned)fn % WP_UCACHE];
+}
 
 /* Whether fn's cache entry holds the category of these arguments. */
 static inline __attribute__((always_inline)) int wp_untimed_hit(const struct wp_ucache *u, int fn, long long count,
@@ -443,7 +448,7 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
 {
     if (__builtin_expect(!wp_stats_plain, 0))
         return NULL;
-    struct wp_ucache *u = &wp_ucache[(unsigned)fn % WP_UCACHE];
+    struct wp_ucache *u = wp_ucache_of(fn);
     if (__builtin_expect(wp_untimed_hit(u, fn, count, dt, role, site), 1)) {
         *nb = u->nb;
         return u->cat;
@@ -485,7 +490,7 @@ static inline __attribute__((always_inline)) int wp_send_fast(int fn, long long 
                                                              int tag, MPI_Comm comm, uintptr_t site)
 {
     return wp_match_send_unchosen(dest, tag, comm) && wp_stats_plain &&
-           wp_untimed_hit(&wp_ucache[(unsigned)fn % WP_UCACHE], fn, count, dt, WP_ROLE_ANY, site);
+           wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 
 /* A timed blocking send or receive whose numbering decided before its
@@ -585,7 +590,7 @@ static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long 
                                                              uintptr_t site)
 {
     return wp_mx == NULL && wp_stats_plain &&
-           wp_untimed_hit(&wp_ucache[(unsigned)fn % WP_UCACHE], fn, count, dt, WP_ROLE_ANY, site);
+           wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int source, int tag, MPI_Comm comm)
 {
@@ -595,7 +600,7 @@ static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int
             wp_mpre_handed = p;
         return 0;
     }
-    const struct wp_ucache *u = &wp_ucache[(unsigned)fn % WP_UCACHE];
+    const struct wp_ucache *u = wp_ucache_of(fn);
     wp_count_before(u->cat, fn, u->nb, source, comm);
     return 1;
 }
@@ -616,7 +621,7 @@ static inline __attribute__((always_inline)) int wp_match_pre_recv_in(struct wp_
 static inline __attribute__((always_inline)) int wp_src_recv_fast(int fn, void *buf, int count, MPI_Datatype dt,
                                                                  int src, int tag, MPI_Comm comm, MPI_Status *st)
 {
-    return wp_src_recv_in(wp_ucache[(unsigned)fn % WP_UCACHE].cat, buf, count, dt, src, tag, comm, st);
+    return wp_src_recv_in(wp_ucache_of(fn)->cat, buf, count, dt, src, tag, comm, st);
 }
 
 /* After a receive in its fast form (wp_recv_fast): wp_count_after, with
@@ -626,7 +631,7 @@ static inline __attribute__((always_inline)) int wp_src_recv_fast(int fn, void *
 static inline __attribute__((always_inline)) void wp_recvd_fast(wp_thread_t *t, int fn, int rc)
 {
     if (__builtin_expect(rc != MPI_SUCCESS || t->has_pending, 0)) {
-        const struct wp_ucache *u = &wp_ucache[(unsigned)fn % WP_UCACHE];
+        const struct wp_ucache *u = wp_ucache_of(fn);
         wp_count_after(t, u->cat, fn, u->nb, WP_ROLE_ANY, rc);
     }
 }
