@@ -115,19 +115,26 @@ struct wp_mprev {
 };
 extern __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 
-/* Number a message of comm between src and dst (ranks in mc) with tag, in
- * direction dir: its number in *k.  Returns its channel's cache slot, NULL
- * when it is not numbered. */
-WP_MATCH_HOT struct wp_mcache *wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *k)
+/* The thread's cache slot of the channel of comm between src and dst
+ * (ranks in mc) with tag, in direction dir, filled if it held another;
+ * NULL when the channel is not numbered. */
+WP_MATCH_HOT struct wp_mcache *wp_match_slot(struct wp_mcomm *mc, int src, int dst, int tag, int dir)
 {
     int peer = dir ? src : dst;
     struct wp_mcache *c =
         &wp_mcache[dir][((uint32_t)peer * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
-    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag, 0)) {
+    if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag, 0))
         c = wp_match_cache_fill(c, mc, src, dst, tag, dir);
-        if (c == NULL)
-            return NULL;
-    }
+    return c;
+}
+/* Number a message of comm between src and dst with tag, in direction
+ * dir: its number in *k.  Returns its channel's cache slot, NULL when it
+ * is not numbered. */
+WP_MATCH_HOT struct wp_mcache *wp_match_number(struct wp_mcomm *mc, int src, int dst, int tag, int dir, uint64_t *k)
+{
+    struct wp_mcache *c = wp_match_slot(mc, src, dst, tag, dir);
+    if (c == NULL)
+        return NULL;
     if (wp_match_serial) {
         uint64_t n = atomic_load_explicit(c->count, memory_order_relaxed);
         atomic_store_explicit(c->count, n + 1, memory_order_relaxed);
@@ -269,6 +276,38 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
     if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
         return 1;
     return wp_match_pre(p, source, -1, tag, comm, 1);
+}
+/* Whether a blocking receive from a known source takes a number that is
+ * not chosen: then it takes it here and is not timed for matching (the
+ * wrappers' fast form of a receive, wrap/wrap.h, wp_recv_fast_number).
+ * 0, with nothing numbered, where wp_match_pre_recv would time the call:
+ * the channel's next number may be chosen (it reached the slot's next,
+ * which is mostly the channel's next chosen number), or the receive is
+ * not numbered before its call.  Peeking at the counter first is what
+ * lets a receive that must be timed go to the full form with no number
+ * taken, which then numbers it itself; with several threads calling MPI,
+ * the number is taken by compare-and-swap, so that another thread's
+ * number in between is seen before this one takes its own. */
+WP_MATCH_HOT int wp_match_recv_unchosen(int depth, int source, int tag, MPI_Comm comm)
+{
+    if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
+        return 0;
+    struct wp_mcomm *mc = wp_match_comm(comm);
+    struct wp_mcache *ch = mc ? wp_match_slot(mc, source, mc->rank, tag, 1) : NULL;
+    if (ch == NULL)
+        return 0;
+    uint64_t n = atomic_load_explicit(ch->count, memory_order_relaxed);
+    if (__builtin_expect(n >= ch->next, 0))
+        return 0;
+    if (__builtin_expect(wp_match_serial, 1)) {
+        atomic_store_explicit(ch->count, n + 1, memory_order_relaxed);
+        return 1;
+    }
+    while (!atomic_compare_exchange_weak_explicit(ch->count, &n, n + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        if (n >= ch->next)
+            return 0;
+    return 1;
 }
 /* After a blocking send that was numbered before it (numbered 1) or is
  * numbered now (2, wp_mlast): record a chosen instance (lr: its own wait

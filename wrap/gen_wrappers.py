@@ -457,10 +457,8 @@ def c_body(name, cname, cls, opts, decls, names, lean):
             d, t, c, _ = MATCH_SEND[name]
             pre = "wp_match_pre_send(&wp_pre, wp_self.depth, %s, %s, %s)" % (names[d], names[t], names[c])
         else:
-            # The number the fast form may have taken for this call
-            # (wrap/wrap.h, wp_recv_fast_number) first.
             s_, t, c, _ = MATCH_RECV[name]
-            pre = "wp_mx != NULL || wp_match_pre_recv_in(&wp_pre, wp_self.depth, %s, %s, %s)" % (
+            pre = "wp_mx != NULL || wp_match_pre_recv(&wp_pre, wp_self.depth, %s, %s, %s)" % (
                 names[s_], names[t], names[c])
         size, role = record_args(cls, names)
         urole = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"

@@ -17,8 +17,6 @@ __thread unsigned wp_tc_gen __attribute__((tls_model("initial-exec")));
 unsigned wp_type_gen;
 /* wrap/wrap.h, wp_untimed_cat.  site 0 never matches a call. */
 __thread struct wp_ucache wp_ucache[WP_UCACHE] __attribute__((tls_model("initial-exec")));
-/* wrap/wrap.h, wp_recv_fast: numbered 0 while no number is handed over. */
-__thread struct wp_mpre wp_mpre_handed __attribute__((tls_model("initial-exec")));
 
 /* The channel is the thread's last one, which the test found equal to the
  * call's (wp_send_fast says why it and the category are as the test saw

@@ -574,18 +574,17 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
 /* The fast form of a blocking receive (wrap/gen_wrappers.py, wp_fast_<MPI
  * name>), as wp_send_fast for a send: the exported wrapper jumps to it,
  * and it tests the matrix off and the receive's untimed category in the
- * thread's cache (wp_recv_fast), then numbers the receive
- * (wp_recv_fast_number) and, when its number is not chosen, counts it
- * (wp_count_before), enters, receives and settles, keeping nothing across
- * its call but its record and result: after the call, on the path of the
- * reply the program sends next, that is all that is left.  A receive's
- * work before its call runs while it waits for its message.  Numbered and
- * chosen, or not numbered there (a nested call, matching off, a
- * wildcard), the call must be timed, and so must a receive whose category
- * is not cached: the fast form jumps to the full form, handing over the
- * number taken, if any, in wp_mpre_handed (wp_match_pre_recv_in); nothing
- * else numbers in between.  Figures at wp_send_fast. */
-extern __thread struct wp_mpre wp_mpre_handed __attribute__((tls_model("initial-exec")));
+ * thread's cache (wp_recv_fast), then takes the receive's number if that
+ * is not chosen (wp_recv_fast_number; match/numbering.h,
+ * wp_match_recv_unchosen) and counts it (wp_count_before), enters,
+ * receives and settles, keeping nothing across its call but its record
+ * and result: after the call, on the path of the reply the program sends
+ * next, that is all that is left.  A receive's work before its call runs
+ * while it waits for its message.  A receive that must be timed (its
+ * number may be chosen, it is not numbered before its call: a nested
+ * call, matching off, a wildcard; or its category is not cached) jumps to
+ * the full form with nothing taken, which numbers it itself.  Figures at
+ * wp_send_fast. */
 static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long count, MPI_Datatype dt,
                                                              uintptr_t site)
 {
@@ -594,27 +593,11 @@ static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long 
 }
 static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int source, int tag, MPI_Comm comm)
 {
-    struct wp_mpre p = {0};
-    if (__builtin_expect(wp_match_pre_recv(&p, wp_self.depth, source, tag, comm), 0)) {
-        if (p.numbered)
-            wp_mpre_handed = p;
+    if (__builtin_expect(!wp_match_recv_unchosen(wp_self.depth, source, tag, comm), 0))
         return 0;
-    }
     const struct wp_ucache *u = wp_ucache_of(fn);
     wp_count_before(u->cat, fn, u->nb, source, comm);
     return 1;
-}
-/* The full form's numbering of a blocking receive: the number its fast
- * form took (wp_recv_fast_number), else its own (wp_match_pre_recv). */
-static inline __attribute__((always_inline)) int wp_match_pre_recv_in(struct wp_mpre *p, int depth, int source,
-                                                                     int tag, MPI_Comm comm)
-{
-    if (__builtin_expect(wp_mpre_handed.numbered != 0, 0)) {
-        *p = wp_mpre_handed;
-        wp_mpre_handed.numbered = 0;
-        return 1;
-    }
-    return wp_match_pre_recv(p, depth, source, tag, comm);
 }
 /* The fast receive form's call: through the source only as
  * wp_src_recv_in decides for the cached category. */
