@@ -237,6 +237,10 @@ struct wp_mlast {
     int peer, tag;
     int chosen_next;
     unsigned tw_next;
+    /* The communicator's descriptor and the channel's cache slot when the
+     * channel became the last one (wp_mlast_take). */
+    const struct wp_mcomm *mc;
+    struct wp_mcache *ch;
 };
 extern __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec")));
 /* Whether (comm, dest, tag) is the thread's last channel. */
@@ -326,10 +330,39 @@ WP_MATCH_HOT void wp_mlast_next(const struct wp_mcache *ch, uint64_t k)
     wp_mlast.chosen_next = cn;
     wp_mlast.tw_next = cn && n >= WP_MATCH_FIRST ? bits + wp_match_thin(n, wp_match_dense_log2) : 0;
 }
-WP_MATCH_HOT void wp_mlast_set(MPI_Comm comm, int dest, int tag, const struct wp_mcache *ch, uint64_t k)
+WP_MATCH_HOT void wp_mlast_set(MPI_Comm comm, int dest, int tag, struct wp_mcache *ch, uint64_t k)
 {
     wp_mlast.comm = comm, wp_mlast.peer = dest, wp_mlast.tag = tag;
+    wp_mlast.mc = ch->mc, wp_mlast.ch = ch;
     wp_mlast_next(ch, k);
+}
+/* After a blocking send whose fast form found it unchosen on the thread's
+ * last channel (wp_match_send_unchosen): take its number when that is all
+ * its numbering has to do, 1; else 0, with nothing taken, and the send is
+ * numbered by wp_match_sent (numbered 2).  It is all when the channel is
+ * still in the slot it had when it became the last one (a send on another
+ * channel may have filled that slot since), its communicator was not
+ * freed (its handle may now name another one, which wp_mlast_is cannot
+ * tell), and neither the number taken nor the one after it reaches the
+ * slot's next: then the number is not chosen and wp_mlast's next choice
+ * stays "not chosen".  Only the thread's own slot and counter are read, no
+ * hash: this is the whole numbering of a ping-pong's send, and a leaf, so
+ * that the fast form's work after its call saves no register (wrap/wrap.c,
+ * wp_sent_fast).  wp_mlast names a channel only while wp_match_serial
+ * (wp_match_sent), so the counter is the thread's to increment. */
+WP_MATCH_HOT int wp_mlast_take(void)
+{
+    const struct wp_mlast *l = &wp_mlast;
+    struct wp_mcache *c = l->ch;
+    if (__builtin_expect(c->mc != l->mc || c->peer != l->peer || c->tag != l->tag ||
+                             __atomic_load_n(&l->mc->dead, __ATOMIC_RELAXED),
+                         0))
+        return 0;
+    uint64_t n = atomic_load_explicit(c->count, memory_order_relaxed);
+    if (__builtin_expect(n + 1 >= c->next, 0))
+        return 0;
+    atomic_store_explicit(c->count, n + 1, memory_order_relaxed);
+    return 1;
 }
 WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c, int dest, int tag, MPI_Comm comm,
                                 uint64_t enter, int lr, uint64_t cause)

@@ -55,15 +55,26 @@ void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t
  * else takes the functions above: the thread's first count (no table
  * yet), the matrix, and a negative peer (MPI_PROC_NULL, which is not
  * counted, or a wildcard's unknown sender, which is). */
-static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uint64_t bytes, int dest, MPI_Comm comm)
+/* Whether the thread's counts are the inline ones: it has its table and
+ * the matrix is off (a send to a rank, not MPI_PROC_NULL, then takes
+ * wp_traffic_send_add). */
+static inline __attribute__((always_inline)) int wp_traffic_inline(void)
+{
+    return wp_self.table[WP_TABLE_TRAFFIC] != NULL && wp_mx == NULL;
+}
+static inline __attribute__((always_inline)) void wp_traffic_send_add(int fn, uint64_t bytes)
 {
     struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
-    if (__builtin_expect(t == NULL || wp_mx != NULL || dest < 0, 0)) {
+    t->fn[fn].bytes_sent += bytes;
+    t->fn[fn].req_sent++;
+}
+static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uint64_t bytes, int dest, MPI_Comm comm)
+{
+    if (__builtin_expect(!wp_traffic_inline() || dest < 0, 0)) {
         wp_traffic_send(fn, bytes, dest, comm);
         return;
     }
-    t->fn[fn].bytes_sent += bytes;
-    t->fn[fn].req_sent++;
+    wp_traffic_send_add(fn, bytes);
 }
 static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
                                                                      uint64_t ticks)

@@ -20,19 +20,39 @@ __thread struct wp_ucache wp_ucache[WP_UCACHE] __attribute__((tls_model("initial
 
 /* The channel is the thread's last one, which the test found equal to the
  * call's (wp_send_fast says why it and the category are as the test saw
- * them): read again, the fast form keeps no argument across its call. */
-void wp_sent_fast(wp_thread_t *t, int fn, int lr)
+ * them): read again, the fast form keeps no argument across its call.
+ * Matching is on: the test found the send unchosen (match/numbering.h,
+ * wp_match_send_unchosen). */
+static __attribute__((noinline)) void wp_sent_number(wp_thread_t *t, int lr)
+{
+    const struct wp_mlast l = wp_mlast;
+    const struct wp_mpre pre = {.numbered = 2};
+    const struct wp_mcat none = {0, 0, 0, 0};
+    wp_match_sent(&pre, &none, l.peer, l.tag, l.comm, t->enter_ticks, lr, t->last_compute);
+}
+static __attribute__((noinline)) void wp_sent_all(wp_thread_t *t, int fn, int lr)
 {
     const struct wp_ucache *u = wp_ucache_of(fn);
-    uint64_t nb = u->nb;
-    const struct wp_mlast l = wp_mlast;
-    wp_count(t, u->cat, fn, nb, WP_ROLE_ANY);
-    wp_traffic_send_in(fn, nb, l.peer, l.comm);
-    if (wp_match_on) {
-        const struct wp_mpre pre = {.numbered = 2};
-        const struct wp_mcat none = {0, 0, 0, 0};
-        wp_match_sent(&pre, &none, l.peer, l.tag, l.comm, t->enter_ticks, lr, t->last_compute);
+    wp_count(t, u->cat, fn, u->nb, WP_ROLE_ANY);
+    wp_traffic_send_in(fn, u->nb, wp_mlast.peer, wp_mlast.comm);
+    wp_sent_number(t, lr);
+}
+/* The common case first, with no call but the tail calls of the rest: no
+ * sample fell in the call, the traffic is the thread's inline count, and
+ * the number is taken from the thread's slot alone (wp_mlast_take).  GCC
+ * then saves no register for it, where one body with every case saved six
+ * and took a frame. */
+void wp_sent_fast(wp_thread_t *t, int fn, int lr)
+{
+    if (__builtin_expect(t->has_pending || !wp_traffic_inline(), 0)) {
+        wp_sent_all(t, fn, lr);
+        return;
     }
+    const struct wp_ucache *u = wp_ucache_of(fn);
+    wp_count_untimed(u->cat, 1);
+    wp_traffic_send_add(fn, u->nb);
+    if (__builtin_expect(!wp_mlast_take(), 0))
+        wp_sent_number(t, lr);
 }
 
 void wp_hook_errhandler(void)
