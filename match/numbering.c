@@ -260,6 +260,12 @@ void wp_match_comm_free(MPI_Comm comm)
      * same chosen instances in its batch. */
     wp_match_flush(mc, 0);
     __atomic_store_n(&mc->dead, 1, __ATOMIC_RELEASE);
+    /* MPI may give the handle to the next communicator: the thread's next
+     * blocking send on it must not take the prediction made for this one
+     * (wp_mlast).  Another thread's prediction is only wrong then
+     * (numbered after its send, wp_mlast_take sees the dead descriptor). */
+    if (wp_mlast.comm == comm)
+        wp_mlast.peer = -1;
 }
 
 struct wp_mcomm **wp_match_comms(int *n)
