@@ -5,8 +5,10 @@
  * - wp_traffic_send()/wp_traffic_recv() are called by the generated C and
  *   Fortran wrappers of the point-to-point functions after a successful
  *   call (the C ones through the inline wp_traffic_send_in() and
- *   wp_traffic_recv_in(); an untimed C receive counts before its call and
- *   takes the count back with wp_traffic_recv_undo() if the call fails; a
+ *   wp_traffic_recv_in(); a send's fast form tests wp_traffic_inline()
+ *   first and then adds with wp_traffic_send_add(); an untimed C receive
+ *   counts before its call and takes the count back with
+ *   wp_traffic_recv_undo() if the call fails; a
  *   Fortran wildcard receive leaves the peer unknown): bytes and
  *   requests sent or received per MPI function, in a table per thread (so
  *   the counts need no atomic add), and with WAITPROF_MATRIX=1 the row of
@@ -50,11 +52,6 @@ void wp_traffic_init(int rank, int size, int matrix);
 void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
 void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
 
-/* The C wrappers' forms, inline: there fn is a constant, so the thread's
- * count is two additions at a fixed offset from its table.  Everything
- * else takes the functions above: the thread's first count (no table
- * yet), the matrix, and a negative peer (MPI_PROC_NULL, which is not
- * counted, or a wildcard's unknown sender, which is). */
 /* Whether the thread's counts are the inline ones: it has its table and
  * the matrix is off (a send to a rank, not MPI_PROC_NULL, then takes
  * wp_traffic_send_add). */
@@ -68,6 +65,11 @@ static inline __attribute__((always_inline)) void wp_traffic_send_add(int fn, ui
     t->fn[fn].bytes_sent += bytes;
     t->fn[fn].req_sent++;
 }
+/* The C wrappers' forms, inline: there fn is a constant, so the thread's
+ * count is two additions at a fixed offset from its table.  Everything
+ * else takes the functions above: the thread's first count (no table
+ * yet), the matrix, and a negative peer (MPI_PROC_NULL, which is not
+ * counted, or a wildcard's unknown sender, which is). */
 static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uint64_t bytes, int dest, MPI_Comm comm)
 {
     if (__builtin_expect(!wp_traffic_inline() || dest < 0, 0)) {
