@@ -273,11 +273,17 @@ WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int t
     }
     return wp_match_pre(p, -1, dest, tag, comm, 0);
 }
-/* A blocking receive from a known source with a known tag; wildcards are
- * numbered at completion, from the status. */
+/* Whether a blocking receive is not numbered before its call: matching
+ * off, a nested call, or a wildcard source or tag (numbered at completion,
+ * from the status). */
+WP_MATCH_HOT int wp_match_recv_not_before(int depth, int source, int tag)
+{
+    return !wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG;
+}
+/* A blocking receive. */
 WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int tag, MPI_Comm comm)
 {
-    if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
+    if (wp_match_recv_not_before(depth, source, tag))
         return 1;
     return wp_match_pre(p, source, -1, tag, comm, 1);
 }
@@ -294,7 +300,7 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
  * number in between is seen before this one takes its own. */
 WP_MATCH_HOT int wp_match_recv_unchosen(int depth, int source, int tag, MPI_Comm comm)
 {
-    if (!wp_match_on || depth != 0 || source < 0 || tag == MPI_ANY_TAG)
+    if (wp_match_recv_not_before(depth, source, tag))
         return 0;
     struct wp_mcomm *mc = wp_match_comm(comm);
     struct wp_mcache *ch = mc ? wp_match_slot(mc, source, mc->rank, tag, 1) : NULL;
