@@ -39,7 +39,7 @@ static struct wp_chan *chans;
 int wp_match_serial;
 __thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_model("initial-exec")));
 __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
-__thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"))) = {.peer = -1};
+__thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"))) = {.peer = -1, .chosen_next = 1};
 
 /* A timed send is recorded as any other; an untimed one has no entry
  * time for wp_match_p2p_due to stand in for (a blocking send may wait),
@@ -265,7 +265,7 @@ void wp_match_comm_free(MPI_Comm comm)
      * (wp_mlast).  Another thread's prediction is only wrong then
      * (numbered after its send, wp_mlast_take sees the dead descriptor). */
     if (wp_mlast.comm == comm)
-        wp_mlast.peer = -1;
+        wp_mlast_end();
 }
 
 struct wp_mcomm **wp_match_comms(int *n)
@@ -869,7 +869,7 @@ void wp_match_start_slow(const MPI_Request *reqs, int n, uint64_t enter, uint64_
     static const struct wp_mcat none;
     /* A started send takes a number of its channel, which the thread's
      * next blocking send must not expect to take (wp_mlast). */
-    wp_mlast.peer = -1;
+    wp_mlast_end();
     for (int i = 0; i < n; i++) {
         uintptr_t key = wp_rkey(reqs[i]);
         const struct wp_persist *e = key ? wp_persist_find(key) : NULL;

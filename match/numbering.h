@@ -217,8 +217,8 @@ WP_MATCH_HOT int wp_match_pre(struct wp_mpre *p, int from, int to, int tag, MPI_
 }
 /* The thread's last blocking send, when at most one thread calls MPI at a
  * time (wp_match_serial): its channel (communicator handle, peer, tag;
- * peer -1: none) and whether the number its next message will take is
- * chosen, with the rate's exponent (wp_mpre.tw).
+ * peer -1: none, wp_mlast_end) and whether the number its next message
+ * will take is chosen, with the rate's exponent (wp_mpre.tw).
  * A loop that sends on one channel, as a ping-pong does, then decides
  * before the call with three comparisons whether to time it, and numbers
  * it after the call (wp_match_sent), off the path of a reply that waits
@@ -249,15 +249,31 @@ WP_MATCH_HOT int wp_mlast_is(int dest, int tag, MPI_Comm comm)
     return wp_mlast.peer == dest && wp_mlast.tag == tag && wp_mlast.comm == comm;
 }
 
+/* The thread has no last channel any more.  Its next number is then
+ * "chosen", so that "not chosen" alone says that wp_mlast names a
+ * channel: a send to peer -1 (MPICH's MPI_PROC_NULL) on the last
+ * communicator and tag finds the fast form's test false without a test
+ * of dest of its own (wp_match_send_unchosen). */
+WP_MATCH_HOT void wp_mlast_end(void)
+{
+    wp_mlast.peer = -1;
+    wp_mlast.chosen_next = 1;
+}
+
 /* Whether a blocking send to dest goes by the thread's last channel and
  * its number will not be chosen: then it is numbered after its call and
  * not timed for matching (wp_match_pre_send's fast case, which the
- * wrappers' fast form tests on its own; wrap/wrap.h, wp_send_fast).  dest
- * is tested because peer -1 means no channel.  The depth is not: a call
- * nested in an MPI call records nothing in either form (wp_enter). */
+ * wrappers' fast form tests on its own; wrap/wrap.h, wp_send_fast).  This
+ * test is on the path of the partner that waits for the message, so it
+ * is the least that decides: "not chosen" holds only while wp_mlast names
+ * a channel (wp_mlast_end), and it names one only after a send numbered
+ * before its call, which needs matching on and dest >= 0
+ * (wp_match_pre_send); matching, once on, stays on.  Neither is tested
+ * again here.  Nor is the depth: a call nested in an MPI call records
+ * nothing in either form (wp_enter). */
 WP_MATCH_HOT int wp_match_send_unchosen(int dest, int tag, MPI_Comm comm)
 {
-    return wp_mlast_is(dest, tag, comm) && !wp_mlast.chosen_next && dest >= 0 && wp_match_on;
+    return wp_mlast_is(dest, tag, comm) && !wp_mlast.chosen_next;
 }
 /* A blocking send to dest. */
 WP_MATCH_HOT int wp_match_pre_send(struct wp_mpre *p, int depth, int dest, int tag, MPI_Comm comm)
@@ -380,7 +396,7 @@ WP_MATCH_HOT void wp_match_sent(const struct wp_mpre *p, const struct wp_mcat *c
         mc = wp_match_comm(comm);
         ch = mc ? wp_match_number(mc, mc->rank, dest, tag, 0, &k) : NULL;
         if (ch == NULL) {
-            wp_mlast.peer = -1;
+            wp_mlast_end();
             return;
         }
         if (__builtin_expect(k >= ch->next, 0))
@@ -421,7 +437,7 @@ WP_MATCH_HOT void wp_match_send(const struct wp_mcat *c, int dest, int tag, MPI_
     /* The thread's next blocking send on this channel must not take the
      * number this message takes (wp_mlast). */
     if (wp_mlast_is(dest, tag, comm))
-        wp_mlast.peer = -1;
+        wp_mlast_end();
     struct wp_mcomm *mc = wp_match_comm(comm);
     if (mc == NULL)
         return;

@@ -436,7 +436,12 @@ static inline __attribute__((always_inline)) struct wp_ucache *wp_ucache_of(int 
     return &wp_ucache[(unsigned)fn % WP_UCACHE];
 }
 
-/* Whether fn's cache entry holds the category of these arguments. */
+/* Whether fn's cache entry holds the category of these arguments.  A hit
+ * also says that the estimator records plain sites (wp_stats_plain), so
+ * the fast forms do not test that: only then is an entry filled
+ * (wp_untimed_cat), which runs only for calls that numbering did not
+ * choose, after MPI_Init set wp_stats_plain for the run and then turned
+ * matching on (runtime/lifecycle.c). */
 static inline __attribute__((always_inline)) int wp_untimed_hit(const struct wp_ucache *u, int fn, long long count,
                                                                MPI_Datatype dt, int role, uintptr_t site)
 {
@@ -489,7 +494,7 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
 static inline __attribute__((always_inline)) int wp_send_fast(int fn, long long count, MPI_Datatype dt, int dest,
                                                              int tag, MPI_Comm comm, uintptr_t site)
 {
-    return wp_match_send_unchosen(dest, tag, comm) && wp_stats_plain &&
+    return wp_match_send_unchosen(dest, tag, comm) &&
            wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 
@@ -588,8 +593,7 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
 static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long count, MPI_Datatype dt,
                                                              uintptr_t site)
 {
-    return wp_mx == NULL && wp_stats_plain &&
-           wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
+    return wp_mx == NULL && wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int source, int tag, MPI_Comm comm)
 {

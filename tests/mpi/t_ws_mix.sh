@@ -3,7 +3,9 @@
 # wp_mlast_take): tests/mpi/ws_mix.c sends 6000 messages from rank 1 to
 # rank 0, most by MPI_Send on one channel, with MPI_Isend on it, MPI_Isend
 # on a channel that takes its slot in the sender's channel cache, a
-# persistent send and MPI_Send on another channel in between; then 600 by
+# persistent send, MPI_Send on another channel and MPI_Send to
+# MPI_PROC_NULL on the channel's tag (on MPICH -1, the peer that stands
+# for "no last channel") in between; then 600 by
 # MPI_Send on a duplicate of MPI_COMM_WORLD, and 600 on a second duplicate
 # made after the first was freed (often under the same handle); at
 # WAITPROF_MATCH=4, so that about a quarter of them are chosen.  A send on

@@ -7,7 +7,10 @@
  *                     slot in the sender's channel cache is tag 1's
  *                     (wp_match_slot's hash of peer 0 and the tag), so the
  *                     MPI_Send after it finds tag 1's slot taken
- *   i % 7 == 3:       MPI_Isend on tag 1, then MPI_Wait
+ *   i % 7 == 3:       MPI_Isend on tag 1, then MPI_Wait, then an MPI_Send
+ *                     on tag 1 to MPI_PROC_NULL, which sends nothing:
+ *                     the Isend ended the sender's last channel, whose
+ *                     peer is then -1, MPICH's MPI_PROC_NULL
  *   i % 7 == 5:       MPI_Send on tag 2 (another channel)
  *   i % 7 == 6:       MPI_Start of a persistent send on tag 1, MPI_Wait
  * and rank 0 receives each with MPI_Recv on its tag, checking that the
@@ -59,18 +62,24 @@ int main(int argc, char **argv)
         if (rank == 1) {
             v = i;
             MPI_Request r;
+            int dest = 0;
             switch (i % 7) {
-            case 1:
-            case 3:
-                MPI_Isend(&v, 1, MPI_LONG, 0, tag, MPI_COMM_WORLD, &r);
-                MPI_Wait(&r, MPI_STATUS_IGNORE);
-                break;
             case 6:
                 MPI_Start(&pr);
                 MPI_Wait(&pr, MPI_STATUS_IGNORE);
                 break;
+            case 1:
+            case 3:
+                MPI_Isend(&v, 1, MPI_LONG, 0, tag, MPI_COMM_WORLD, &r);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                if (i % 7 == 1)
+                    break;
+                /* From the call site of the other MPI_Send, so that the
+                 * wrappers' cache of its category holds this one's. */
+                dest = MPI_PROC_NULL;
+                /* fall through */
             default:
-                MPI_Send(&v, 1, MPI_LONG, 0, tag, MPI_COMM_WORLD);
+                MPI_Send(&v, 1, MPI_LONG, dest, tag, MPI_COMM_WORLD);
             }
         } else {
             recv_check(i, tag, MPI_COMM_WORLD);
