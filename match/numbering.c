@@ -293,6 +293,10 @@ struct wp_mcomm **wp_match_comms(int *n)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
+/* Records written at MPI_Init (wp_match_init): as many as the default
+ * WAITPROF_MEMORY gives them (a quarter of 16 MiB). */
+#define WP_RECS_TOUCHED ((size_t)(4u << 20) / sizeof(struct wp_mrec))
+
 void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes)
 {
     /* All ranks take the same value from the environment (a launcher may
@@ -340,11 +344,14 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
      * a ping-pong more than its records did.  With numbers never thinned
      * (WAITPROF_MATCH_DENSE=0, about 59 000 records a rank), the pages
      * written here took 15 ns off each one-way trip (bench/pingpong.c,
-     * Open MPI, 6 rounds, slow placement: +23 ns against +7).  It costs
+     * Open MPI, 6 rounds, slow placement: +23 ns against +7); with the
+     * default settings (7 500 records) 2.5 ns (12 rounds, fast placement).  It costs
      * WAITPROF_MEMORY / 4 (4 MiB by default) of resident memory from
      * MPI_Init on, which a long run's records fill anyway, and about 1 ms
-     * here. */
-    memset(wp_match_recs, 0, rec_cap * sizeof *wp_match_recs);
+     * here.  A larger WAITPROF_MEMORY is written up to that much: its
+     * records come later in a run, and a first write then costs less per
+     * call the longer the run (4 GiB would be 1 GiB written). */
+    memset(wp_match_recs, 0, (rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED) * sizeof *wp_match_recs);
     wp_match_world.key = wp_comm_key(MPI_COMM_WORLD);
     wp_match_world.handle = MPI_COMM_WORLD;
     wp_match_world.id = 0x5741495450524f46ull; /* any constant: every rank's */
