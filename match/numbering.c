@@ -293,9 +293,10 @@ struct wp_mcomm **wp_match_comms(int *n)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
-/* Records written at MPI_Init (wp_match_init): as many as the default
- * WAITPROF_MEMORY gives them (a quarter of 16 MiB). */
-#define WP_RECS_TOUCHED ((size_t)(4u << 20) / sizeof(struct wp_mrec))
+/* Records written at MPI_Init (wp_match_init): 1 MiB, about 9 000, a
+ * ping-pong's records for its first million messages (the thinning makes
+ * them grow with the logarithm of a channel's messages). */
+#define WP_RECS_TOUCHED ((size_t)(1u << 20) / sizeof(struct wp_mrec))
 
 void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes)
 {
@@ -338,19 +339,18 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
         wp_match_recs = NULL;
         return;
     }
-    /* The records' pages are written now, not by the chosen calls that
-     * would fault them in one by one: a receive's record is written after
-     * its call, on the path of the reply, and a first write to a page cost
-     * a ping-pong more than its records did.  With numbers never thinned
-     * (WAITPROF_MATCH_DENSE=0, about 59 000 records a rank), the pages
-     * written here took 15 ns off each one-way trip (bench/pingpong.c,
-     * Open MPI, 6 rounds, slow placement: +23 ns against +7); with the
-     * default settings (7 500 records) 2.5 ns (12 rounds, fast placement).  It costs
-     * WAITPROF_MEMORY / 4 (4 MiB by default) of resident memory from
-     * MPI_Init on, which a long run's records fill anyway, and about 1 ms
-     * here.  A larger WAITPROF_MEMORY is written up to that much: its
-     * records come later in a run, and a first write then costs less per
-     * call the longer the run (4 GiB would be 1 GiB written). */
+    /* The first records' pages are written now, not by the chosen calls
+     * that would fault them in one by one: a receive's record is written
+     * after its call, on the path of the reply, and a first write to a
+     * page cost a ping-pong more than its records did.  With the default
+     * settings (about 7 500 records a rank) that took 2.5 ns off each
+     * one-way trip (bench/pingpong.c, Open MPI, 12 rounds, fast
+     * placement); with numbers never thinned (WAITPROF_MATCH_DENSE=0,
+     * 59 000 records) 15 ns (6 rounds, slow placement: +23 ns against +7,
+     * the whole 4 MiB written).  Writing a page costs here about 12 us of
+     * CPU (4 MiB took MPI_Init 12 ms a rank), so only the first
+     * WP_RECS_TOUCHED are: later records come at a lower rate the longer
+     * a channel runs, and their faults cost each call less. */
     memset(wp_match_recs, 0, (rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED) * sizeof *wp_match_recs);
     wp_match_world.key = wp_comm_key(MPI_COMM_WORLD);
     wp_match_world.handle = MPI_COMM_WORLD;
