@@ -347,8 +347,8 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
      * one-way trip (bench/pingpong.c, Open MPI, 12 rounds, fast
      * placement); with numbers never thinned (WAITPROF_MATCH_DENSE=0,
      * 59 000 records) 15 ns (6 rounds, slow placement: +23 ns against +7,
-     * the whole 4 MiB written).  Writing a page costs here about 12 us of
-     * CPU (4 MiB took MPI_Init 12 ms a rank), so only the first
+     * the whole 4 MiB written).  A first write to a page cost about 11 us
+     * of CPU here (doc/performance.md), so only the first
      * WP_RECS_TOUCHED are: later records come at a lower rate the longer
      * a channel runs, and their faults cost each call less. */
     memset(wp_match_recs, 0, (rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED) * sizeof *wp_match_recs);
