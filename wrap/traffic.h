@@ -6,9 +6,10 @@
  *   Fortran wrappers of the point-to-point functions after a successful
  *   call (the C ones through the inline wp_traffic_send_in() and
  *   wp_traffic_recv_in(); a send's fast form tests wp_traffic_inline()
- *   first and then adds with wp_traffic_send_add(); an untimed C receive
- *   counts before its call and takes the count back with
- *   wp_traffic_recv_undo() if the call fails; a
+ *   first and then adds with wp_traffic_send_add(); an untimed C receive,
+ *   whose source is known and which runs with the matrix off, counts
+ *   before its call with wp_traffic_recv_known() and takes the count back
+ *   with wp_traffic_recv_undo() if the call fails; a
  *   Fortran wildcard receive leaves the peer unknown): bytes and
  *   requests sent or received per MPI function, in a table per thread (so
  *   the counts need no atomic add), and with WAITPROF_MATRIX=1 the row of
@@ -78,18 +79,30 @@ static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uin
     }
     wp_traffic_send_add(fn, bytes);
 }
-static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
-                                                                     uint64_t ticks)
+/* A receive whose caller knows the source (source >= 0) and the matrix
+ * off (wp_mx NULL), as a receive counted before its call does (wrap/wrap.h,
+ * wp_count_before): only the table is left to test. */
+static inline __attribute__((always_inline)) void wp_traffic_recv_known(int fn, uint64_t bytes, int source,
+                                                                        MPI_Comm comm, uint64_t ticks)
 {
     struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
-    if (__builtin_expect(t == NULL || wp_mx != NULL || source < 0, 0)) {
+    if (__builtin_expect(t == NULL, 0)) {
         wp_traffic_recv(fn, bytes, source, comm, ticks);
         return;
     }
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
 }
-/* Take back a receive counted by wp_traffic_recv_in() before a call that
+static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
+                                                                     uint64_t ticks)
+{
+    if (__builtin_expect(wp_mx != NULL || source < 0, 0)) {
+        wp_traffic_recv(fn, bytes, source, comm, ticks);
+        return;
+    }
+    wp_traffic_recv_known(fn, bytes, source, comm, ticks);
+}
+/* Take back a receive counted by wp_traffic_recv_known() before a call that
  * then failed; only for one counted in the table (a known source, the
  * matrix off), as wrap/wrap.h's wp_count_before counts. */
 static inline void wp_traffic_recv_undo(int fn, uint64_t bytes)

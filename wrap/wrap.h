@@ -553,8 +553,9 @@ void wp_sent_fast(wp_thread_t *t, int fn, int lr);
  * call).  They then run while the receive waits for its message instead
  * of after it arrived, on the path of a ping-pong's reply: about 1 ns
  * per one-way trip here (doc/performance.md).  Such a receive has a
- * known source and runs with the matrix off, so its traffic is the
- * inline count.  After the call, wp_count_after() settles its samples as
+ * known source and runs with the matrix off (wp_recv_fast and the full
+ * form test both before it), so its traffic is the inline count
+ * (wp_traffic_recv_known, which tests neither again).  After the call, wp_count_after() settles its samples as
  * wp_count() does, or, when the call failed (under an error handler that
  * returns), takes the counts back; the link stays ended, which only
  * leaves out a propagation through that receive. */
@@ -562,7 +563,7 @@ static inline __attribute__((always_inline)) void wp_count_before(struct wp_cat 
                                                                   int source, MPI_Comm comm)
 {
     wp_count_untimed(c, 1);
-    wp_traffic_recv_in(fn, bytes, source, comm, 0);
+    wp_traffic_recv_known(fn, bytes, source, comm, 0);
     wp_mprev.chan = 0;
 }
 static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t, struct wp_cat *c, int fn,
