@@ -170,7 +170,7 @@ static void wp_write_causes(const char *dir, int rank)
     struct wp_symbolizer *sy = wp_symbolizer_new();
     fprintf(f, "# %s %d\n", wp_file_format(WP_FILE_CAUSES), wp_file_version(WP_FILE_CAUSES));
     fprintf(f, "site\tfunction\tpattern\tdelayer\tcause\tinstances\twait_ns\tkind\n");
-    for (size_t i = 0; i < wp_match_cause_slots(); i++) {
+    for (size_t i = 0; i < wp_match_cause_count(); i++) {
         const struct wp_cause *c = wp_match_cause_at(i);
         if (c == NULL || c->n == 0)
             continue;
@@ -286,18 +286,20 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
     if (wp_min_started)
         return;
     wp_min_started = 1;
-    /* 1. One table for the rank. */
-    uint32_t slots = 4096;
+    /* 1. One table for the rank, with room for every thread's categories
+     *    (at most three quarters of a table's slots are used). */
     int ntables = wp_table_count(&wp_stats_list);
-    uint64_t overflow = 0;
+    uint64_t overflow = 0, used = 0;
     for (int t = 0; t < ntables; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         if (st) {
-            while (slots < 2 * st->used * (uint32_t)ntables && slots < (1u << 20))
-                slots <<= 1;
+            used += st->used;
             overflow += st->overflow;
         }
     }
+    uint32_t slots = 64;
+    while (slots < 2 * used && slots < (1u << 20))
+        slots <<= 1;
     struct wp_stats *all = wp_stats_create(slots);
     for (size_t i = 0; i < WP_MIN_COUNT; i++)
         lmin[i] = pmin[i] = WP_NO_MIN;
@@ -305,9 +307,9 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
     if (ok) {
         for (int t = 0; t < ntables; t++) {
             struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-            for (uint32_t i = 0; st && i < st->nslots; i++) {
-                const struct wp_cat *c = &st->cats[i];
-                if (c->site == 0 || wp_cat_calls(c) == 0)
+            for (uint32_t k = 0; st && k < st->used; k++) {
+                const struct wp_cat *c = wp_stats_used(st, k);
+                if (wp_cat_calls(c) == 0)
                     continue;
                 struct wp_cat *d = wp_stats_slot(all, c->site, c->fn, c->sclass, c->role);
                 if (d)
@@ -318,10 +320,8 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
         }
         /* 2. Minima in nanoseconds (ranks on different nodes may count
          *    different ticks). */
-        for (uint32_t i = 0; i < all->nslots; i++) {
-            const struct wp_cat *c = &all->cats[i];
-            if (c->site == 0)
-                continue;
+        for (uint32_t u = 0; u < all->used; u++) {
+            const struct wp_cat *c = wp_stats_used(all, u);
             size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
             uint64_t m = c->min == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(c->min);
             uint64_t e = c->early_count ? wp_ticks_duration_ns(c->early_min) : WP_NO_MIN;
@@ -391,10 +391,8 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
     size_t nrows = 0;
     struct wp_symbolizer *sy = ok ? wp_symbolizer_new() : NULL;
     if (ok && all->used && (rows = calloc(all->used, sizeof *rows)) != NULL) {
-        for (uint32_t i = 0; i < all->nslots; i++) {
-            const struct wp_cat *c = &all->cats[i];
-            if (c->site == 0)
-                continue;
+        for (uint32_t u = 0; u < all->used; u++) {
+            const struct wp_cat *c = wp_stats_used(all, u);
             struct wp_row *r = &rows[nrows++];
             int global;
             r->pattern = wp_pattern_of(c->fn, c->sclass, c->role, &global);
@@ -581,9 +579,9 @@ static void wp_local_minima(void)
     int ntables = wp_table_count(&wp_stats_list);
     for (int t = 0; t < ntables; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t i = 0; st && i < st->nslots; i++) {
-            const struct wp_cat *c = &st->cats[i];
-            if (c->site == 0 || c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
+        for (uint32_t k = 0; st && k < st->used; k++) {
+            const struct wp_cat *c = wp_stats_used(st, k);
+            if (c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
                 continue;
             uint64_t m = c->min;
             if (c->early_count && c->early_min < m)

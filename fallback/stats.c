@@ -21,13 +21,15 @@ _Static_assert(WP_FN_COUNT <= WP_STATS_MAX_FN, "fallback/stats.h: raise WP_STATS
 
 static size_t wp_stats_bytes(uint32_t nslots)
 {
-    return sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat) + WP_STATS_MAX_FN * sizeof(uint64_t);
+    return sizeof(struct wp_stats) + (size_t)nslots * sizeof(struct wp_cat) + WP_STATS_MAX_FN * sizeof(uint64_t) +
+           (size_t)nslots * sizeof(uint32_t);
 }
 
 static void wp_stats_setup(struct wp_stats *st, uint32_t nslots)
 {
     st->nslots = nslots;
     st->fn_events = (uint64_t *)&st->cats[nslots];
+    st->order = (uint32_t *)&st->fn_events[WP_STATS_MAX_FN];
 }
 
 struct wp_stats *wp_stats_create(uint32_t nslots)
@@ -110,7 +112,7 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
             c->role = (uint8_t)role;
             c->min = UINT64_MAX;
             c->fn_events = &st->fn_events[(unsigned)fn % WP_STATS_MAX_FN];
-            st->used++;
+            st->order[st->used++] = i;
             return c;
         }
     }

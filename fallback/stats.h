@@ -148,8 +148,21 @@ struct wp_stats {
     uint32_t nslots, used;
     uint64_t overflow;       /* calls not recorded: table full */
     uint64_t *fn_events;     /* WP_STATS_MAX_FN counters, after cats[] */
+    /* The indices of the used slots in the order they were taken, after
+     * fn_events.  Readers go through them (wp_stats_used) instead of
+     * scanning cats[]: a slot is 576 bytes, so a scan of a table of
+     * mostly empty slots reads hundreds of pages the recording never
+     * wrote, each a page fault (about 10 us on some days here,
+     * doc/performance.md, "Start-up and finalize"). */
+    uint32_t *order;
     struct wp_cat cats[];
 };
+
+/* The k-th used slot of st, k < st->used. */
+static inline struct wp_cat *wp_stats_used(const struct wp_stats *st, uint32_t k)
+{
+    return (struct wp_cat *)&st->cats[st->order[k]];
+}
 
 /* Size class of a message of 'bytes' bytes. */
 static inline int wp_size_class(uint64_t bytes)

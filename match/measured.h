@@ -24,11 +24,11 @@ int64_t wp_match_wait(const struct wp_mcat *c, uint64_t calls, uint64_t *ci_ns, 
 /* Who caused the waits of a category (match/measured.c): per partner rank
  * (in MPI_COMM_WORLD) and what it computed before its call (a hash of a
  * store entry on that rank; 0: it had no sample yet), the matched waits it
- * caused and their number.  The table has wp_match_cause_slots() slots,
- * unused ones with n 0; scale a row by wp_match_scale() of its category
- * (set by wp_match_wait) for the figure of all calls. */
+ * caused and their number: wp_match_cause_count() rows, i from 0, in the
+ * order they were first added; scale a row by wp_match_scale() of its
+ * category (set by wp_match_wait) for the figure of all calls. */
 const struct wp_cause *wp_match_cause_at(size_t i);
-size_t wp_match_cause_slots(void);
+size_t wp_match_cause_count(void);
 double wp_match_scale(const struct wp_mcat *c);
 /* Whether this rank's computation (a store entry's hash) caused a wait on
  * another rank: its call path goes into rank.R.paths.  Reads memory only. */

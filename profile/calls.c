@@ -103,9 +103,9 @@ int wp_calls_write(const char *dir, int rank)
     int nt = wp_table_count(&wp_stats_list);
     for (int t = 0; t < nt; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t i = 0; st && i < st->nslots; i++) {
-            const struct wp_cat *c = &st->cats[i];
-            if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
+        for (uint32_t k = 0; st && k < st->used; k++) {
+            const struct wp_cat *c = wp_stats_used(st, k);
+            if (c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
                 wp_merge_cat(&all[c->fn], c);
         }
     }

@@ -170,12 +170,23 @@ START_TEST(test_stats_table)
     ck_assert_ptr_nonnull(a);
     ck_assert(a != b && a != c && a != d && b != c && b != d && c != d);
     ck_assert_ptr_eq(wp_stats_slot(st, 0x1000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY), a);
+    /* The used slots, in the order they were taken, once each: what the
+     * writers at MPI_Finalize read instead of every slot. */
+    ck_assert_uint_eq(st->used, 4);
+    ck_assert_ptr_eq(wp_stats_used(st, 0), a);
+    ck_assert_ptr_eq(wp_stats_used(st, 1), b);
+    ck_assert_ptr_eq(wp_stats_used(st, 2), c);
+    ck_assert_ptr_eq(wp_stats_used(st, 3), d);
     /* At most 3/4 full: 12 categories, then NULL. */
     int made = 4;
     for (uintptr_t s = 0x3000; made < 12; s += 0x10, made++)
         ck_assert_ptr_nonnull(wp_stats_slot(st, s, WP_FN_MPI_Recv, 3, WP_ROLE_ANY));
     ck_assert_ptr_null(wp_stats_slot(st, 0x9000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY));
     ck_assert_ptr_eq(wp_stats_slot(st, 0x2000, WP_FN_MPI_Recv, 3, WP_ROLE_ANY), c);
+    ck_assert_uint_eq(st->used, 12);
+    for (uint32_t k = 0; k < st->used; k++)
+        for (uint32_t j = k + 1; j < st->used; j++)
+            ck_assert(st->order[k] != st->order[j]);
     wp_stats_destroy(st);
 }
 END_TEST
