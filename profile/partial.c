@@ -646,8 +646,8 @@ static int wp_partial_write_weights_sig(const char *dir, int rank, const char *s
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
             continue;
-        for (uint32_t j = 0; j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0)
                 continue;
             const uint64_t *sum = c >= 0 ? wp_entry_ctr(s, e) : NULL;
@@ -837,8 +837,8 @@ static size_t wp_tl_collect_sig(uint64_t now)
         /* The share of Stall per class of time to the call's end among this
          * thread's held entries, as they are classified now. */
         uint64_t stall[WP_TL_HELD] = {0}, all[WP_TL_HELD] = {0};
-        for (uint32_t j = 0; j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 || !e->held)
                 continue;
             int c = wp_tl_held_class(wp_ticks_duration_ns(wp_held_ticks(e->held)));
@@ -860,8 +860,8 @@ static size_t wp_tl_collect_sig(uint64_t now)
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
             continue;
-        for (uint32_t j = 0; j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 ||
                 (e->state != WAITPROF_STATE_STALL && !e->held))
                 continue;

@@ -84,8 +84,8 @@ int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
             continue;
-        for (uint32_t j = 0; j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (!e->used || e->count == 0)
                 continue;
             /* A held sample is classified now, against the global minimum
@@ -194,8 +194,8 @@ int wp_profile_write_paths(const char *dir, int rank)
         n = WP_MAX_THREADS;
     for (int i = 0; sy && line && i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
-        for (uint32_t j = 0; s && j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = s ? wp_store_count(s) : 0; j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (!e->used || e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
                 continue;
             /* The folded line of the entry, without its state frame. */
@@ -275,8 +275,8 @@ int wp_profile_write_counters(const char *dir, int rank)
         /* The store was laid out for the counters kept at start-up, so
          * its nctr is nc; the smaller is taken all the same. */
         int k = (int)s->nctr < nc ? (int)s->nctr : nc;
-        for (uint32_t j = 0; j < s->nslots; j++) {
-            const struct wp_stack_entry *e = &s->slots[j];
+        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
+            const struct wp_stack_entry *e = wp_store_entry(s, j);
             const uint64_t *sum = wp_entry_ctr(s, e);
             if (!e->used || sum == NULL)
                 continue;

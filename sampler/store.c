@@ -8,13 +8,20 @@
 #include "state/clock.h"
 #include "waitprof.h"
 
+/* The mapping of a store of wp_store_create: header, table, its order
+ * list, arena, pending buffer. */
+static size_t wp_store_bytes(uint32_t nslots, uint32_t arena_frames)
+{
+    return sizeof(struct wp_store) + (size_t)nslots * (sizeof(struct wp_stack_entry) + sizeof(uint32_t)) +
+           (size_t)arena_frames * sizeof(uintptr_t) + sizeof(struct wp_pending);
+}
+
 struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
 {
     uint32_t n = 16;
     while (n < nslots && n < (1u << 30))
         n <<= 1;
-    size_t bytes = sizeof(struct wp_store) + (size_t)n * sizeof(struct wp_stack_entry) +
-                   (size_t)arena_frames * sizeof(uintptr_t) + sizeof(struct wp_pending);
+    size_t bytes = wp_store_bytes(n, arena_frames);
     /* mmap, not malloc: the memory is reserved now and only the pages that
      * samples reach are ever touched. */
     void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -24,7 +31,9 @@ struct wp_store *wp_store_create(uint32_t nslots, uint32_t arena_frames)
     s->nslots = n;
     s->arena_cap = arena_frames;
     s->slots = (struct wp_stack_entry *)(s + 1);
-    s->arena = (uintptr_t *)(s->slots + n);
+    s->order = (uint32_t *)(s->slots + n);
+    /* n is a power of two of at least 16, so the arena stays 8-aligned. */
+    s->arena = (uintptr_t *)(s->order + n);
     s->pending = (struct wp_pending *)(s->arena + arena_frames);
     return s;
 }
@@ -36,7 +45,7 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes, int nctr)
     /* The pending samples' deltas are fixed; the sums grow with the table,
      * so a counter costs each slot 8 bytes and the table is sized with it. */
     size_t pend_ctr = (size_t)WP_PENDING_MAX * (size_t)nctr * sizeof(uint64_t);
-    size_t slot_bytes = sizeof(struct wp_stack_entry) + (size_t)nctr * sizeof(uint64_t);
+    size_t slot_bytes = sizeof(struct wp_stack_entry) + sizeof(uint32_t) + (size_t)nctr * sizeof(uint64_t);
     size_t head = sizeof(struct wp_store) + sizeof(struct wp_pending) + pend_ctr;
     if (bytes < head + 16 * (slot_bytes + 4 * sizeof(uintptr_t)))
         return NULL;
@@ -52,7 +61,8 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes, int nctr)
     s->nslots = n;
     s->arena_cap = (uint32_t)frames;
     s->slots = (struct wp_stack_entry *)(s + 1);
-    s->arena = (uintptr_t *)(s->slots + n);
+    s->order = (uint32_t *)(s->slots + n);
+    s->arena = (uintptr_t *)(s->order + n);
     s->pending = (struct wp_pending *)(s->arena + frames);
     s->in_pool = 1;
     if (nctr > 0) {
@@ -68,8 +78,7 @@ struct wp_store *wp_store_create_in(void *mem, size_t bytes, int nctr)
 void wp_store_destroy(struct wp_store *s)
 {
     if (s && !s->in_pool)
-        munmap(s, sizeof(struct wp_store) + (size_t)s->nslots * sizeof(struct wp_stack_entry) +
-                      (size_t)s->arena_cap * sizeof(uintptr_t) + sizeof(struct wp_pending));
+        munmap(s, wp_store_bytes(s->nslots, s->arena_cap));
 }
 
 /* What an entry is keyed by besides its frames. */
@@ -129,9 +138,12 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             wp_ctr_add(s, i, ctr);
             s->last_hash = h;
             s->arena_used += (uint32_t)n;
-            s->nstacks++;
+            s->order[s->nstacks] = i;
             atomic_signal_fence(memory_order_release);
             __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+            /* Last: a reader that sees the new count sees the entry and
+             * its place in order[] (wp_store_count). */
+            __atomic_store_n(&s->nstacks, s->nstacks + 1, __ATOMIC_RELEASE);
             s->samples += weight;
             return 0;
         }

@@ -67,10 +67,15 @@ static inline uint64_t wp_held_ticks(uint16_t b)
 struct wp_store {
     struct wp_pending *pending; /* the calling thread's, inside the mapping */
     uint32_t nslots;       /* power of two */
-    uint32_t nstacks;
+    uint32_t nstacks;      /* entries made: order[0 .. nstacks) (release) */
     uint32_t arena_cap;
     volatile uint32_t arena_used;
     struct wp_stack_entry *slots;
+    /* The slots of the entries in the order they were made.  Readers go
+     * through these (wp_store_count, wp_store_entry) instead of scanning
+     * slots[]: the table takes a quarter of a store's bytes, megabytes
+     * mostly never written, and reading it touches every page of it. */
+    uint32_t *order;
     uintptr_t *arena;
     /* Counters, all weighted by timer overruns, written by the owner only. */
     uint64_t samples;        /* samples stored */
@@ -107,6 +112,18 @@ struct wp_store {
      * where the thread was: [0] outside MPI, [1] inside an MPI call. */
     uint64_t split[2][WP_CTR_MAX];
 };
+
+/* The entries made so far, and the k-th of them (k < the count).  The count
+ * is read with acquire order: every entry it covers is complete, even when
+ * the owner's handler is adding to the store on another thread. */
+static inline uint32_t wp_store_count(const struct wp_store *s)
+{
+    return __atomic_load_n(&s->nstacks, __ATOMIC_ACQUIRE);
+}
+static inline const struct wp_stack_entry *wp_store_entry(const struct wp_store *s, uint32_t k)
+{
+    return &s->slots[s->order[k]];
+}
 
 /* The counter sums of entry e of store s, or NULL when it has none. */
 static inline const uint64_t *wp_entry_ctr(const struct wp_store *s, const struct wp_stack_entry *e)

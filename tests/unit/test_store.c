@@ -54,6 +54,18 @@ static void check_invariants(const struct wp_store *s, uint64_t weight_added)
             ck_assert_uint_le((uint64_t)s->slots[i].off + s->slots[i].depth, s->arena_used);
         }
     ck_assert_uint_eq(used, s->nstacks);
+    /* The order list names every used slot once, in the order the entries
+     * were made (their frames lie in the arena in that order), and is what
+     * the writers read. */
+    ck_assert_uint_eq(wp_store_count(s), used);
+    uint32_t next_off = 0;
+    for (uint32_t k = 0; k < wp_store_count(s); k++) {
+        const struct wp_stack_entry *e = wp_store_entry(s, k);
+        ck_assert(e->used);
+        ck_assert_uint_eq(e->off, next_off);
+        next_off += e->depth;
+    }
+    ck_assert_uint_eq(next_off, s->arena_used);
     ck_assert_uint_le(s->nstacks, s->nslots - s->nslots / 4);
     ck_assert_uint_eq(frames, s->arena_used);
     ck_assert_uint_le(s->arena_used, s->arena_cap);
