@@ -423,7 +423,18 @@ static void wp_mpit_comm_free(MPI_Comm comm)
     pthread_mutex_unlock(&wp_mcomm_lock);
 }
 
-/* Before PMPI_Finalize: Open MPI crashes when MPI_T is finalized after it. */
+/* Before PMPI_Finalize: the handles and the session are freed, but MPI_T
+ * stays initialized.  Open MPI 4.1.4's MPI_T_finalize closes every
+ * framework MPI_T_init_thread registered and unloads their components;
+ * at 4 ranks on 2 cores it took 12-15 ms of CPU per rank, most of it
+ * (perf) in flushing the other core's TLB after the munmap calls of
+ * dlclose, and MPI_Finalize as the program sees it took about 45 ms
+ * longer than without it (bench/init_cost.c).  Left initialized, the
+ * components stay mapped until the process exits, and PMPI_Finalize
+ * leaves them loaded too.  MPI_T's count of initializations is the
+ * program's to balance, not waitprof's: a program that uses MPI_T
+ * itself still finalizes its own.  (Finalized after PMPI_Finalize,
+ * Open MPI crashes, so there is no later place for it.) */
 static void wp_mpit_stop(void)
 {
     pthread_mutex_lock(&wp_mcomm_lock);
@@ -434,9 +445,6 @@ static void wp_mpit_stop(void)
     pthread_mutex_unlock(&wp_mcomm_lock);
     if (wp_session != MPI_T_PVAR_SESSION_NULL)
         MPI_T_pvar_session_free(&wp_session);
-    if (wp_mpit_inited)
-        MPI_T_finalize();
-    wp_mpit_inited = 0;
 }
 
 const struct wp_source wp_source_mpit = {
