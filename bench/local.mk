@@ -11,6 +11,7 @@ bench_reduce_sim_CFLAGS = $(AM_CFLAGS) -O2
 # library's compiler (the MPI wrapper: match/ includes mpi.h); not a test.
 noinst_PROGRAMS += bench/match_sim
 bench_match_sim_SOURCES = bench/match_sim.c match/local.c match/local.h match/measured.c match/measured.h \
-	match/clock.c match/clock.h match/internal.h match/types.h state/clock.c state/clock.h
+	match/clock.c match/clock.h match/internal.h match/types.h state/clock.c state/clock.h \
+	state/prefault.c state/prefault.h
 bench_match_sim_CFLAGS = $(AM_CFLAGS) -O2
 bench_match_sim_LDADD = -lpthread -lm

@@ -57,6 +57,7 @@
 #include "state/config.h"
 #include "state/log.h"
 #include "state/mpiwait.h"
+#include "state/prefault.h"
 
 /* --- point-to-point -------------------------------------------------------------------- */
 
@@ -177,8 +178,8 @@ static void *wp_nbx(MPI_Comm wcomm, int tag, const void *out, const int *peer, s
 static struct wp_mwire *wp_exchange(MPI_Comm wcomm, struct wp_mrec **byp, size_t nrec, size_t *nin,
                                     const long long *red, long long *glob, int nred)
 {
-    struct wp_mwire *out = malloc((nrec ? nrec : 1) * sizeof *out);
-    int *peer = calloc(nrec ? nrec : 1, sizeof *peer);
+    struct wp_mwire *out = wp_malloc_ready((nrec ? nrec : 1) * sizeof *out);
+    int *peer = wp_calloc_ready(nrec ? nrec : 1, sizeof *peer);
     int failed = out == NULL || peer == NULL;
     size_t n = failed ? 0 : nrec;
     for (size_t j = 0; j < n; j++) {
@@ -232,8 +233,8 @@ static void wp_prop_rounds(MPI_Comm wcomm, struct wp_mlocal *m, uint64_t *rounds
 {
     wp_prop_sort(m);
     size_t nps = m->nps;
-    struct wp_pwire *out = malloc((nps ? nps : 1) * sizeof *out);
-    int *peer = calloc(nps ? nps : 1, sizeof *peer);
+    struct wp_pwire *out = wp_malloc_ready((nps ? nps : 1) * sizeof *out);
+    int *peer = wp_calloc_ready(nps ? nps : 1, sizeof *peer);
     int force = out == NULL || peer == NULL;
     long long open = wp_prop_open(m);
     for (int round = 0;; round++) {
@@ -317,7 +318,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
 
     /* 2. Point-to-point: every record to its partner. */
     size_t nrec = wp_match_nrec;
-    struct wp_mrec **byp = malloc((nrec ? nrec : 1) * sizeof *byp);
+    struct wp_mrec **byp = wp_malloc_ready((nrec ? nrec : 1) * sizeof *byp);
     if (byp == NULL)
         nrec = 0;
     for (size_t i = 0; i < nrec; i++)
@@ -337,6 +338,9 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     if (glob[1] != 0 || blk > wp_prop_gather / (size_t)(size > 0 ? size : 1)) {
         free(all);
         all = NULL;
+    } else if (all != NULL && (size_t)size * blk * sizeof *all >= WP_PREFAULT_MIN) {
+        /* The part the gather fills, present before it does. */
+        wp_prefault(all, (size_t)size * blk * sizeof *all);
     }
     free(byp);
     if (in == NULL && nrec)

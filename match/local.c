@@ -12,6 +12,7 @@
 #include "match/local.h"
 #include "match/measured.h"
 #include "state/clock.h"
+#include "state/prefault.h"
 
 struct wp_mwire wp_mwire_of(const struct wp_mrec *r)
 {
@@ -38,7 +39,7 @@ void wp_wtab_build(struct wp_wtab *t, const struct wp_mwire *in, size_t nin)
     size_t slots = 16;
     while (slots < 2 * nin)
         slots <<= 1;
-    if (in && nin && (t->slot = calloc(slots, sizeof *t->slot)) != NULL) {
+    if (in && nin && (t->slot = wp_calloc_ready(slots, sizeof *t->slot)) != NULL) {
         t->mask = slots - 1;
         for (size_t i = 0; i < nin; i++) {
             size_t s = wp_wkey(in[i].chan, in[i].k, in[i].side) & t->mask;
@@ -103,12 +104,12 @@ void wp_match_local(const struct wp_mrec *recs, size_t nrec, const struct wp_wta
      * receivers waited, which tell them how late their predecessor made
      * them. */
     size_t nw = 0, nps = 0;
-    struct wp_winst *wi = malloc((nrec ? nrec : 1) * sizeof *wi);
-    struct wp_psend *ps = malloc((nrec ? nrec : 1) * sizeof *ps);
+    struct wp_winst *wi = wp_malloc_ready((nrec ? nrec : 1) * sizeof *wi);
+    struct wp_psend *ps = wp_malloc_ready((nrec ? nrec : 1) * sizeof *ps);
     m->nomem = wi == NULL || ps == NULL;
     /* pred (channel, number) of each psend, resolved to a wp_winst once
      * all are known. */
-    struct wp_pkey *pk = malloc((nrec ? nrec : 1) * sizeof *pk);
+    struct wp_pkey *pk = wp_malloc_ready((nrec ? nrec : 1) * sizeof *pk);
     for (size_t i = 0; i < nrec;) {
         const struct wp_mrec *r = &recs[i];
         /* A run of records of one completion call is one instance. */
@@ -184,9 +185,9 @@ void wp_match_local(const struct wp_mrec *recs, size_t nrec, const struct wp_wta
     size_t islots = 16;
     while (islots < 2 * nrec)
         islots <<= 1;
-    it.chan = calloc(islots, sizeof *it.chan);
-    it.k = malloc(islots * sizeof *it.k);
-    it.inst = malloc(islots * sizeof *it.inst);
+    it.chan = wp_calloc_ready(islots, sizeof *it.chan);
+    it.k = wp_malloc_ready(islots * sizeof *it.k);
+    it.inst = wp_malloc_ready(islots * sizeof *it.inst);
     if (it.chan && it.k && it.inst) {
         it.mask = islots - 1;
         for (size_t i = 0; i < nw; i++)
@@ -408,13 +409,13 @@ int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, in
     size_t slots = 16;
     while (slots < 2 * nw)
         slots <<= 1;
-    struct wp_winst *w = calloc(nw ? nw : 1, sizeof *w);
-    int32_t *wrank = malloc((nw ? nw : 1) * sizeof *wrank);
-    long *spred = malloc((ns ? ns : 1) * sizeof *spred), *dep = malloc((ns ? ns : 1) * sizeof *dep);
-    size_t *dep_at = calloc(nw + 1, sizeof *dep_at), *cur = malloc((ns ? ns : 1) * sizeof *cur),
-           *next = malloc((ns ? ns : 1) * sizeof *next);
-    uint32_t *tab = calloc(slots, sizeof *tab);
-    const struct wp_gprop **sp = malloc((ns ? ns : 1) * sizeof *sp);
+    struct wp_winst *w = wp_calloc_ready(nw ? nw : 1, sizeof *w);
+    int32_t *wrank = wp_malloc_ready((nw ? nw : 1) * sizeof *wrank);
+    long *spred = wp_malloc_ready((ns ? ns : 1) * sizeof *spred), *dep = wp_malloc_ready((ns ? ns : 1) * sizeof *dep);
+    size_t *dep_at = wp_calloc_ready(nw + 1, sizeof *dep_at), *cur = wp_malloc_ready((ns ? ns : 1) * sizeof *cur),
+           *next = wp_malloc_ready((ns ? ns : 1) * sizeof *next);
+    uint32_t *tab = wp_calloc_ready(slots, sizeof *tab);
+    const struct wp_gprop **sp = wp_malloc_ready((ns ? ns : 1) * sizeof *sp);
     int ok = w && wrank && spred && dep && dep_at && cur && next && tab && sp;
     size_t mine = 0; /* this rank's first wait among all */
     if (ok) {
@@ -444,7 +445,7 @@ int wp_prop_gathered(struct wp_mlocal *m, int me, const struct wp_gprop *all, in
         /* The sends that wait for each wait, as one array cut by dep_at. */
         for (size_t g = 0; g < nw; g++)
             dep_at[g + 1] += dep_at[g];
-        size_t *fill = calloc(nw ? nw : 1, sizeof *fill);
+        size_t *fill = wp_calloc_ready(nw ? nw : 1, sizeof *fill);
         ok = fill != NULL;
         for (size_t s = 0; ok && s < ns; s++)
             if (spred[s] >= 0)

@@ -11,6 +11,7 @@
 #include "match/measured.h"
 #include "match/numbering.h"
 #include "state/log.h"
+#include "state/prefault.h"
 
 int wp_match_on;
 unsigned wp_match_bits;
@@ -22,6 +23,9 @@ struct wp_mrec *wp_match_recs;
 size_t wp_match_nrec;
 
 static size_t rec_cap;
+/* Records whose pages are present (wp_match_init, wp_recs_ahead), and the
+ * count of records at which the next ones are made present. */
+static size_t rec_ready, rec_ahead_at = SIZE_MAX;
 static MPI_Group world_group = MPI_GROUP_NULL;
 
 /* --- channel counters ----------------------------------------------------------------
@@ -293,10 +297,28 @@ struct wp_mcomm **wp_match_comms(int *n)
 
 /* --- set-up ---------------------------------------------------------------------------- */
 
-/* Records written at MPI_Init (wp_match_init): 1 MiB, about 9 000, a
+/* Records made present at MPI_Init (wp_match_init): 1 MiB, about 9 000, a
  * ping-pong's records for its first million messages (the thinning makes
- * them grow with the logarithm of a channel's messages). */
+ * them grow with the logarithm of a channel's messages).  Then 256 KiB
+ * more each time the records come within half of that of the end of what
+ * is present (wp_recs_ahead): one system call of about 45 us every 2 000
+ * records or so, where their pages' faults would cost 64 of about 11 us
+ * each, on the calls that write them (state/prefault.h). */
 #define WP_RECS_TOUCHED ((size_t)(1u << 20) / sizeof(struct wp_mrec))
+#define WP_RECS_AHEAD ((size_t)(256u << 10) / sizeof(struct wp_mrec))
+
+/* The next records' pages, made present before a call writes them.
+ * Called with wp_match_mu held, from wp_append. */
+static void wp_recs_ahead(void)
+{
+    size_t n = rec_cap - rec_ready < WP_RECS_AHEAD ? rec_cap - rec_ready : WP_RECS_AHEAD;
+    if (n == 0 || wp_prefault(&wp_match_recs[rec_ready], n * sizeof *wp_match_recs) != 0) {
+        rec_ahead_at = SIZE_MAX;
+        return;
+    }
+    rec_ready += n;
+    rec_ahead_at = rec_ready < rec_cap ? rec_ready - WP_RECS_AHEAD / 2 : SIZE_MAX;
+}
 
 void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t bytes)
 {
@@ -339,19 +361,23 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
         wp_match_recs = NULL;
         return;
     }
-    /* The first records' pages are written now, not by the chosen calls
-     * that would fault them in one by one: a receive's record is written
-     * after its call, on the path of the reply, and a first write to a
-     * page cost a ping-pong more than its records did.  With the default
-     * settings (about 7 500 records a rank) that took 2.5 ns off each
-     * one-way trip (bench/pingpong.c, Open MPI, 12 rounds, fast
+    /* The first records' pages are made present now, and later ones ahead
+     * of the records (wp_recs_ahead), not by the chosen calls that would
+     * fault them in one by one: a receive's record is written after its
+     * call, on the path of the reply, and a first write to a page cost a
+     * ping-pong more than its records did.  With the default settings
+     * (about 7 500 records a rank) writing them at MPI_Init took 2.5 ns
+     * off each one-way trip (bench/pingpong.c, Open MPI, 12 rounds, fast
      * placement); with numbers never thinned (WAITPROF_MATCH_DENSE=0,
      * 59 000 records) 15 ns (6 rounds, slow placement: +23 ns against +7,
-     * the whole 4 MiB written).  A first write to a page cost about 11 us
-     * of CPU here (doc/performance.md), so only the first
-     * WP_RECS_TOUCHED are: later records come at a lower rate the longer
-     * a channel runs, and their faults cost each call less. */
-    memset(wp_match_recs, 0, (rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED) * sizeof *wp_match_recs);
+     * the whole 4 MiB written).  Where the kernel cannot populate a range,
+     * the first WP_RECS_TOUCHED are written, at about 11 us a page. */
+    rec_ready = rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED;
+    if (wp_prefault(wp_match_recs, rec_ready * sizeof *wp_match_recs) == 0)
+        rec_ahead_at = rec_ready < rec_cap ? rec_ready - (rec_ready < WP_RECS_AHEAD ? rec_ready : WP_RECS_AHEAD) / 2
+                                           : SIZE_MAX;
+    else
+        memset(wp_match_recs, 0, rec_ready * sizeof *wp_match_recs);
     wp_match_world.key = wp_comm_key(MPI_COMM_WORLD);
     wp_match_world.handle = MPI_COMM_WORLD;
     wp_match_world.id = 0x5741495450524f46ull; /* any constant: every rank's */
@@ -397,6 +423,8 @@ static void wp_append(const struct wp_mrec *r)
     }
     wp_match_recs[wp_match_nrec++] = *r;
     wp_match_cnt.p2p_records++;
+    if (__builtin_expect(wp_match_nrec == rec_ahead_at, 0))
+        wp_recs_ahead();
 }
 
 void wp_match_p2p_record(const struct wp_mcat *c, uint64_t chan, uint64_t k, int side, int peer_rank,

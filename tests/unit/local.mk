@@ -123,3 +123,12 @@ tests_unit_test_counters_SOURCES = tests/unit/test_counters.c sampler/counters.c
 tests_unit_test_counters_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_counters_LDADD = $(CHECK_LIBS) -ldl
 endif
+
+# --- memory made present ahead of its writers (tests/unit/test_prefault.c)
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_prefault
+TESTS += tests/unit/test_prefault
+tests_unit_test_prefault_SOURCES = tests/unit/test_prefault.c state/prefault.c state/prefault.h
+tests_unit_test_prefault_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_prefault_LDADD = $(CHECK_LIBS)
+endif
