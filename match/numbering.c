@@ -11,6 +11,7 @@
 #include "match/measured.h"
 #include "match/numbering.h"
 #include "state/log.h"
+#include "state/mpiwait.h"
 #include "state/prefault.h"
 
 int wp_match_on;
@@ -324,10 +325,7 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
 {
     /* All ranks take the same value from the environment (a launcher may
      * give ranks different ones, and then matching is off for all). */
-    int want = on && rate != 0, all = 0;
-    PMPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, wcomm);
-    if (!all)
-        return;
+    int want = on && rate != 0;
     unsigned bits = 0;
     while ((2u << bits) <= rate && bits < 30)
         bits++;
@@ -339,28 +337,42 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
     if (dense >= WP_MATCH_FIRST && bits > 0)
         while ((2u << dlog) <= dense && dlog < 30)
             dlog++;
-    int agreed = 0;
-    PMPI_Allreduce(&dlog, &agreed, 1, MPI_INT, MPI_MIN, wcomm);
-    wp_match_dense_log2 = (unsigned)agreed;
-    chans = calloc(WP_CHAN_SLOTS, sizeof *chans);
-    rec_cap = bytes / sizeof(struct wp_mrec);
-    wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;
-    struct wp_cbatch *wb = calloc(1, sizeof *wb);
-    int ok = chans != NULL && wp_match_recs != NULL && wb != NULL &&
+    int ok = 0;
+    struct wp_cbatch *wb = NULL;
+    if (want) {
+        chans = calloc(WP_CHAN_SLOTS, sizeof *chans);
+        rec_cap = bytes / sizeof(struct wp_mrec);
+        wp_match_recs = rec_cap ? malloc(rec_cap * sizeof *wp_match_recs) : NULL;
+        wb = calloc(1, sizeof *wb);
+        ok = chans != NULL && wp_match_recs != NULL && wb != NULL &&
              PMPI_Comm_group(MPI_COMM_WORLD, &world_group) == MPI_SUCCESS;
-    /* On all ranks or on none: collective batches are reduced together. */
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, wcomm);
-    if (!all) {
-        if (!ok)
+    }
+    /* Whether every rank wants matching, the thinning and whether every
+     * rank has its memory (on all ranks or on none: collective batches are
+     * reduced together), in one reduction, waited for with sched_yield
+     * (state/mpiwait.h): on MPICH, whose waiting ranks spin, three blocking
+     * ones took about 8 ms of CPU per rank of MPI_Init at 4 ranks on 2
+     * cores (perf). */
+    int mine[3] = {want, dlog, ok}, all[3] = {0, 0, 0};
+    MPI_Request req;
+    if (PMPI_Iallreduce(mine, all, 3, MPI_INT, MPI_MIN, wcomm, &req) != MPI_SUCCESS ||
+        wp_wait_yield(&req) != MPI_SUCCESS)
+        all[0] = all[2] = 0;
+    if (!all[0] || !all[2]) {
+        if (all[0] && !ok)
             wp_log_always("waitprof: no memory for matched instances; wait states are estimated on every rank "
                           "(raise WAITPROF_MEMORY, or WAITPROF_MATCH=0 to silence this)");
+        if (world_group != MPI_GROUP_NULL)
+            PMPI_Group_free(&world_group);
         free(chans);
         free(wp_match_recs);
         free(wb);
         chans = NULL;
         wp_match_recs = NULL;
+        rec_cap = 0;
         return;
     }
+    wp_match_dense_log2 = (unsigned)all[1];
     /* The first records' pages are made present now, and later ones ahead
      * of the records (wp_recs_ahead), not by the chosen calls that would
      * fault them in one by one: a receive's record is written after its
