@@ -21,11 +21,13 @@
 #
 # Per run: init_ms and finalize_ms are the largest over the ranks of each
 # rank's own MPI_Init and MPI_Finalize; init_cpu_ms and finalize_cpu_ms the
-# mean over the ranks of the process CPU time during each call; wall_s is
+# mean over the ranks of the process CPU time during each call,
+# init_faults and finalize_faults of its minor page faults; wall_s is
 # the launcher's whole run (mpiexec start to end).  Per configuration and
 # rank count the table gives the median over rounds and its range, and
 # "added" is the median over rounds of (configuration - none of the same
-# round), "CPU added" the same for the CPU time.  The raw figures go to
+# round), "CPU added" and "faults added" the same for the CPU time and the
+# page faults.  The raw figures go to
 # BUILD_DIR/bench-out/init.<time>/raw.tsv.
 #
 # Ranks above 2 are oversubscribed on a 2-core machine (Open MPI with
@@ -56,7 +58,7 @@ fi
 OUT=$BUILD/bench-out/init.$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/bin"
 RAW=$OUT/raw.tsv
-printf 'round\tranks\tconfig\tload1\tinit_ms\tfinalize_ms\twall_s\tsource\tinit_cpu_ms\tfinalize_cpu_ms\n' >"$RAW"
+printf 'round\tranks\tconfig\tload1\tinit_ms\tfinalize_ms\twall_s\tsource\tinit_cpu_ms\tfinalize_cpu_ms\tinit_faults\tfinalize_faults\n' >"$RAW"
 $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$OUT/bin/init_cost" "$SRC/init_cost.c"
 
 mpirun_np() {
@@ -112,9 +114,10 @@ run() {
         { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
           if (v["init_ms"] + 0 > im) im = v["init_ms"] + 0
           if (v["finalize_ms"] + 0 > fm) fm = v["finalize_ms"] + 0
-          ic += v["init_cpu_ms"]; fc += v["finalize_cpu_ms"]; n++ }
-        END { printf "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%s\t%s\t%.3f\t%.3f\n", r, np, c, load, im, fm, wall, src,
-                     ic / n, fc / n }' >>"$RAW"
+          ic += v["init_cpu_ms"]; fc += v["finalize_cpu_ms"]; ip += v["init_faults"]; fp += v["finalize_faults"]
+          n++ }
+        END { printf "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%s\t%s\t%.3f\t%.3f\t%.1f\t%.1f\n", r, np, c, load, im, fm, wall,
+                     src, ic / n, fc / n, ip / n, fp / n }' >>"$RAW"
 }
 
 order() {
@@ -153,29 +156,30 @@ awk -F '\t' -v configs="$CONFIGS" -v ranks="$RANKS" '
     function lo(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] < m) m = a[i]; return m }
     function hi(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m = a[i]; return m }
     NR > 1 { I[$2, $3, $1] = $5; F[$2, $3, $1] = $6; W[$2, $3, $1] = $7; L[$1] = 1; S[$2, $3] = $8
-             IC[$2, $3, $1] = $9; FC[$2, $3, $1] = $10
+             IC[$2, $3, $1] = $9; FC[$2, $3, $1] = $10; IP[$2, $3, $1] = $11; FP[$2, $3, $1] = $12
              if ($4 > lmax) lmax = $4; if (lmin == "" || $4 < lmin) lmin = $4 }
     END {
         nc = split(configs, C, " "); nr = split(ranks, R, " ")
-        printf "| ranks | config | source | MPI_Init ms | added | CPU added | MPI_Finalize ms | added | CPU added | wall s | added |\n"
-        printf "|---|---|---|---|---|---|---|---|---|---|---|\n"
+        printf "| ranks | config | source | MPI_Init ms | added | CPU added | faults added | MPI_Finalize ms | added | CPU added | faults added | wall s | added |\n"
+        printf "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         for (i = 1; i <= nr; i++) for (j = 1; j <= nc; j++) {
             np = R[i]; c = C[j]; n = 0; delete a; delete b; delete w; delete da; delete db; delete dw
-            delete ca; delete cb
+            delete ca; delete cb; delete pa; delete pb
             for (r in L) if ((np, c, r) in I) {
                 n++; a[n] = I[np, c, r]; b[n] = F[np, c, r]; w[n] = W[np, c, r]
                 da[n] = I[np, c, r] - I[np, "none", r]; db[n] = F[np, c, r] - F[np, "none", r]
                 dw[n] = W[np, c, r] - W[np, "none", r]
                 ca[n] = IC[np, c, r] - IC[np, "none", r]; cb[n] = FC[np, c, r] - FC[np, "none", r]
+                pa[n] = IP[np, c, r] - IP[np, "none", r]; pb[n] = FP[np, c, r] - FP[np, "none", r]
             }
             if (n == 0) continue
             ai = sprintf("%.1f (%.1f..%.1f)", med(a, n), lo(a, n), hi(a, n))
             bi = sprintf("%.1f (%.1f..%.1f)", med(b, n), lo(b, n), hi(b, n))
             wi = sprintf("%.2f", med(w, n))
-            if (c == "none") { printf "| %s | none | - | %s | | | %s | | | %s | |\n", np, ai, bi, wi; continue }
-            printf "| %s | %s | %s | %s | %+.1f (%+.1f..%+.1f) | %+.1f | %s | %+.1f (%+.1f..%+.1f) | %+.1f | %s | %+.2f |\n",
-                np, c, S[np, c], ai, med(da, n), lo(da, n), hi(da, n), med(ca, n), bi, med(db, n), lo(db, n),
-                hi(db, n), med(cb, n), wi, med(dw, n)
+            if (c == "none") { printf "| %s | none | - | %s | | | | %s | | | | %s | |\n", np, ai, bi, wi; continue }
+            printf "| %s | %s | %s | %s | %+.1f (%+.1f..%+.1f) | %+.1f | %+.0f | %s | %+.1f (%+.1f..%+.1f) | %+.1f | %+.0f | %s | %+.2f |\n",
+                np, c, S[np, c], ai, med(da, n), lo(da, n), hi(da, n), med(ca, n), med(pa, n), bi, med(db, n),
+                lo(db, n), hi(db, n), med(cb, n), med(pb, n), wi, med(dw, n)
         }
         printf "\nrounds: %d; load average (1 min) during the runs: %s to %s\n", length(L), lmin, lmax
     }' "$RAW" | tee "$OUT/table.md"
