@@ -44,6 +44,9 @@ static struct wp_chan *chans;
 int wp_match_serial;
 __thread struct wp_mcache wp_mcache[2][1u << WP_MCACHE_LOG2] __attribute__((tls_model("initial-exec")));
 __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
+/* A thread starts with no last channel: the state wp_mlast_end leaves
+ * (match/numbering.h), written out because a thread-local initializer
+ * cannot call it. */
 __thread struct wp_mlast wp_mlast __attribute__((tls_model("initial-exec"))) = {.peer = -1, .chosen_next = 1};
 
 /* A timed send is recorded as any other; an untimed one has no entry
@@ -307,6 +310,7 @@ struct wp_mcomm **wp_match_comms(int *n)
  * each, on the calls that write them (state/prefault.h). */
 #define WP_RECS_TOUCHED ((size_t)(1u << 20) / sizeof(struct wp_mrec))
 #define WP_RECS_AHEAD ((size_t)(256u << 10) / sizeof(struct wp_mrec))
+_Static_assert(WP_RECS_TOUCHED > WP_RECS_AHEAD / 2, "the first records must reach past the first trigger");
 
 /* The next records' pages, made present before a call writes them.
  * Called with wp_match_mu held, from wp_append. */
@@ -386,8 +390,7 @@ void wp_match_init(MPI_Comm wcomm, int on, unsigned rate, unsigned dense, size_t
      * the first WP_RECS_TOUCHED are written, at about 11 us a page. */
     rec_ready = rec_cap < WP_RECS_TOUCHED ? rec_cap : WP_RECS_TOUCHED;
     if (wp_prefault(wp_match_recs, rec_ready * sizeof *wp_match_recs) == 0)
-        rec_ahead_at = rec_ready < rec_cap ? rec_ready - (rec_ready < WP_RECS_AHEAD ? rec_ready : WP_RECS_AHEAD) / 2
-                                           : SIZE_MAX;
+        rec_ahead_at = rec_ready < rec_cap ? rec_ready - WP_RECS_AHEAD / 2 : SIZE_MAX;
     else
         memset(wp_match_recs, 0, rec_ready * sizeof *wp_match_recs);
     wp_match_world.key = wp_comm_key(MPI_COMM_WORLD);
