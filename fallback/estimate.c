@@ -587,7 +587,11 @@ static void wp_local_minima(void)
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         for (uint32_t k = 0; st && k < st->used; k++) {
             const struct wp_cat *c = wp_stats_used(st, k);
-            if (c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
+            /* site: a run ending without MPI_Finalize comes here from the
+             * writers of a signal or an exit, while a thread may be taking
+             * a slot; a count can then be seen before its index (an unused
+             * slot's site is 0). */
+            if (c->site == 0 || c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
                 continue;
             uint64_t m = c->min;
             if (c->early_count && c->early_min < m)
