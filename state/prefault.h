@@ -5,8 +5,9 @@
  * [p, p + bytes) writable now, with one madvise(MADV_POPULATE_WRITE)
  * (Linux 5.14 and later).  The contents do not change, so it is safe on
  * memory that other threads write at the same time.  It returns 0, or -1
- * where the kernel cannot do it (an older kernel: EINVAL), and then
- * nothing was done; the caller decides whether to write the pages itself.
+ * where the kernel did not make the whole range present (before Linux
+ * 5.14: EINVAL, and nothing was done); the caller decides whether to
+ * write the pages itself.
  * Not for signal handlers (it is a system call that may sleep).
  *
  * Why: on the machine of doc/performance.md a first write to a page took
