@@ -173,8 +173,6 @@ static void wp_write_causes(const char *dir, int rank)
     fprintf(f, "site\tfunction\tpattern\tdelayer\tcause\tinstances\twait_ns\tkind\n");
     for (size_t i = 0; i < wp_match_cause_count(); i++) {
         const struct wp_cause *c = wp_match_cause_at(i);
-        if (c == NULL || c->n == 0)
-            continue;
         char site[512];
         if (sy)
             wp_site_name(sy, c->cat.site, site, sizeof site);
@@ -294,7 +292,7 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
     for (int t = 0; t < ntables; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
         if (st) {
-            used += st->used;
+            used += wp_stats_count(st);
             overflow += st->overflow;
         }
     }
@@ -313,7 +311,7 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
     if (ok) {
         for (int t = 0; t < ntables; t++) {
             struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-            for (uint32_t k = 0; st && k < st->used; k++) {
+            for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
                 const struct wp_cat *c = wp_stats_used(st, k);
                 if (wp_cat_calls(c) == 0)
                     continue;
@@ -585,13 +583,9 @@ static void wp_local_minima(void)
     int ntables = wp_table_count(&wp_stats_list);
     for (int t = 0; t < ntables; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t k = 0; st && k < st->used; k++) {
+        for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
             const struct wp_cat *c = wp_stats_used(st, k);
-            /* site: a run ending without MPI_Finalize comes here from the
-             * writers of a signal or an exit, while a thread may be taking
-             * a slot; a count can then be seen before its index (an unused
-             * slot's site is 0). */
-            if (c->site == 0 || c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
+            if (c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
                 continue;
             uint64_t m = c->min;
             if (c->early_count && c->early_min < m)

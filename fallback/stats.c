@@ -112,7 +112,8 @@ struct wp_cat *wp_stats_slot(struct wp_stats *st, uintptr_t site, int fn, int sc
             c->role = (uint8_t)role;
             c->min = UINT64_MAX;
             c->fn_events = &st->fn_events[(unsigned)fn % WP_STATS_MAX_FN];
-            st->order[st->used++] = i;
+            st->order[st->used] = i;
+            __atomic_store_n(&st->used, st->used + 1, __ATOMIC_RELEASE);
             return c;
         }
     }

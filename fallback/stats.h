@@ -158,7 +158,16 @@ struct wp_stats {
     struct wp_cat cats[];
 };
 
-/* The k-th used slot of st, k < st->used. */
+/* The slots taken so far, read with acquire order: every slot the count
+ * covers is complete and listed, even while its thread is taking another
+ * (wp_stats_slot publishes the count last, with release order), which the
+ * writers of a run ending without MPI_Finalize rely on. */
+static inline uint32_t wp_stats_count(const struct wp_stats *st)
+{
+    return __atomic_load_n(&st->used, __ATOMIC_ACQUIRE);
+}
+
+/* The k-th used slot of st, k < wp_stats_count(st). */
 static inline struct wp_cat *wp_stats_used(const struct wp_stats *st, uint32_t k)
 {
     return (struct wp_cat *)&st->cats[st->order[k]];

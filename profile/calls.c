@@ -103,12 +103,9 @@ int wp_calls_write(const char *dir, int rank)
     int nt = wp_table_count(&wp_stats_list);
     for (int t = 0; t < nt; t++) {
         const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t k = 0; st && k < st->used; k++) {
+        for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
             const struct wp_cat *c = wp_stats_used(st, k);
-            /* site: at an exit without MPI_Finalize other threads may
-             * still be taking slots, and a count can be seen before the
-             * index it covers (an unused slot's site is 0). */
-            if (c->site && c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
+            if (c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
                 wp_merge_cat(&all[c->fn], c);
         }
     }

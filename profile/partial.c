@@ -648,7 +648,7 @@ static int wp_partial_write_weights_sig(const char *dir, int rank, const char *s
             continue;
         for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0)
+            if (e->count == 0)
                 continue;
             const uint64_t *sum = c >= 0 ? wp_entry_ctr(s, e) : NULL;
             if (c >= 0 && (sum == NULL || (uint32_t)c >= s->nctr))
@@ -839,7 +839,7 @@ static size_t wp_tl_collect_sig(uint64_t now)
         uint64_t stall[WP_TL_HELD] = {0}, all[WP_TL_HELD] = {0};
         for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 || !e->held)
+            if (e->count == 0 || !e->held)
                 continue;
             int c = wp_tl_held_class(wp_ticks_duration_ns(wp_held_ticks(e->held)));
             all[c] += e->count;
@@ -862,8 +862,7 @@ static size_t wp_tl_collect_sig(uint64_t now)
             continue;
         for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->count == 0 ||
-                (e->state != WAITPROF_STATE_STALL && !e->held))
+            if (e->count == 0 || (e->state != WAITPROF_STATE_STALL && !e->held))
                 continue;
             struct wp_tl_cand *c = wp_tl_cand_find(nc, wp_tl_stack_id(e->fn, &s->arena[e->off], e->depth));
             if (c && !c->found)

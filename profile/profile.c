@@ -86,7 +86,7 @@ int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
             continue;
         for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (!e->used || e->count == 0)
+            if (e->count == 0)
                 continue;
             /* A held sample is classified now, against the global minimum
              * (fallback/estimate.h). */
@@ -196,7 +196,7 @@ int wp_profile_write_paths(const char *dir, int rank)
         const struct wp_store *s = wp_slots[i].store;
         for (uint32_t j = 0, nj = s ? wp_store_count(s) : 0; j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (!e->used || e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
+            if (e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
                 continue;
             /* The folded line of the entry, without its state frame. */
             wp_profile_add(&one, NULL, sy, line, cap, e->state, e->fn, &s->arena[e->off], e->depth, 1);
@@ -278,7 +278,7 @@ int wp_profile_write_counters(const char *dir, int rank)
         for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
             const struct wp_stack_entry *e = wp_store_entry(s, j);
             const uint64_t *sum = wp_entry_ctr(s, e);
-            if (!e->used || sum == NULL)
+            if (sum == NULL)
                 continue;
             int any = 0;
             for (int c = 0; c < k; c++)

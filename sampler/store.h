@@ -5,9 +5,9 @@
  * wp_store_create() before sampling starts.  wp_store_add() runs in the
  * SIGPROF handler: it allocates nothing, takes no lock and calls nothing but
  * its own code.  Only the owning thread's handler writes a store; readers
- * (the writer at the end, or a termination handler) see an entry only after
- * its 'used' flag is set with release order, so they never read a half-made
- * stack.  When table or arena is full, the sample's weight is added to
+ * (the writer at the end, or a termination handler) go through the entries
+ * wp_store_count() covers, a count published with release order after the
+ * entry is complete, so they never read a half-made stack.  When table or arena is full, the sample's weight is added to
  * dropped_full: nothing is lost silently.
  */
 #ifndef WP_SAMPLER_STORE_H
