@@ -11,11 +11,15 @@
 # the program measured it), the sampled MPI-Stall share of that call's
 # samples, and the error in percentage points (median over rounds, and the
 # largest).  A run whose meta file names another source than asked (a
-# fallback) is reported as such, not measured.
+# fallback) is reported as such, not measured.  BENCH_SRC_ARGS (default
+# "0.1 10": the injected delay in seconds and the number of measured calls)
+# is passed to ws_source; the WAITPROF_* variables of the environment
+# (WAITPROF_MATCH_DENSE, WAITPROF_LEAN, ...) reach every run.
 set -eu
 [ $# -ge 1 ] || { echo "usage: bench/sources.sh BUILD_DIR [rounds] [sources]" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-3}
+SRC_ARGS=${BENCH_SRC_ARGS:-0.1 10}
 . "$BUILD/tests/env.sh"
 PROG=$BUILD/tests/mpi/ws_source
 [ -x "$PROG" ] || { echo "bench/sources.sh: $PROG not built; run 'make check TESTS=' in $BUILD" >&2; exit 2; }
@@ -38,7 +42,7 @@ run() { # run MODE NP SOURCE ROUND
     m=$1 s=$3
     shift 4
     WAITPROF_LIB=$WP_LIB WAITPROF_SOURCE=$s WAITPROF_HZ=1000 WAITPROF_OUT=$d WAITPROF_QUIET=1 \
-        timeout 300 "$MPIEXEC" "$@" "$WP_LAUNCHER" "$PROG" "$m" 0.1 10 >"$d.out" 2>&1 || { echo "failed: $d.out" >&2; return 1; }
+        timeout 300 "$MPIEXEC" "$@" "$WP_LAUNCHER" "$PROG" "$m" $SRC_ARGS >"$d.out" 2>&1 || { echo "failed: $d.out" >&2; return 1; }
     truth=$(sed -n 's/^truth rank=0 stall_share=\([0-9.]*\).*/\1/p' "$d.out")
     used=$(sed -n 's/^source=//p' "$d/rank.0.meta")
     case $m in waitall) path=';measured_waitall;MPI_Waitall$' ;; lrecv) path=';measured;MPI_Send$' ;;
@@ -48,7 +52,7 @@ run() { # run MODE NP SOURCE ROUND
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$s" "$used" "$truth" "$st" "$wk" >>"$OUT/raw.tsv"
 }
 
-echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load:$(cut -d' ' -f1-3 /proc/loadavg); mpi: $MPI_FLAVOR; sources: $SOURCES" | tee "$OUT/env.txt" >&2
+echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load:$(cut -d' ' -f1-3 /proc/loadavg); mpi: $MPI_FLAVOR; sources: $SOURCES; ws_source args: $SRC_ARGS; $(env | grep '^WAITPROF_' | tr '\n' ' ')" | tee "$OUT/env.txt" >&2
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for m in eager rndv lrecv there any waitall threads comms; do

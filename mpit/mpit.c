@@ -22,8 +22,8 @@
  * PMPI_Test loop, which MPI defines to be equivalent.
  *
  * MPI_T is initialised before PMPI_Init when this source may be chosen
- * (wp_mpit_preinit, wp_source_preinit), where Open MPI's MPI_T costs little,
- * and only on Open MPI (wp_mpit_possible).
+ * (wp_mpit_preinit, wp_source_preinit), where Open MPI's MPI_T costs less
+ * than after it, and only on Open MPI (wp_mpit_possible).
  *
  * MPI-4 MPI_T events: probed (MPI_T_event_get_num) and reported in the
  * reason line; no MPI here offers a point-to-point matching event (Debian's

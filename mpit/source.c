@@ -29,11 +29,25 @@ const struct wp_source wp_source_wrappers = {
 
 const struct wp_source *wp_src = &wp_source_wrappers;
 
-const struct wp_source *wp_source_select(int want, void (*report)(const char *line))
+/* Would auto try this source?  MPI_T only where nothing else decides the
+ * samples of a blocking call: with matched instances on, the held samples
+ * of every recorded call are decided at the profile by the partner's
+ * measured arrival (doc/design.md, "Samples"), which classified the
+ * stall-source benchmark's cases within 1.1 points of MPI_T
+ * (doc/sources.md); MPI_T would add Open MPI's MPI_T_init_thread to
+ * MPI_Init (tens of ms of CPU per rank: every component of every framework
+ * is loaded) and its polling to long receives.  PERUSE costs nothing at
+ * MPI_Init and also sees sends, so auto keeps it. */
+static int wp_auto_tries(const struct wp_source *s, int matched)
+{
+    return s != &wp_source_mpit || !matched;
+}
+
+const struct wp_source *wp_source_select(int want, int matched, void (*report)(const char *line))
 {
     /* Most exact first: PERUSE sees every matching event of ob1; MPI_T
      * sees specific-source receives by polling; the estimator sees only
-     * durations. */
+     * durations (and, with matching on, the matched instances). */
     static const struct wp_source *const order[] = {&wp_source_peruse, &wp_source_mpit, &wp_source_wrappers};
     const struct wp_source *asked = want == WP_SOURCE_PERUSE ? &wp_source_peruse
                                     : want == WP_SOURCE_MPIT ? &wp_source_mpit
@@ -46,9 +60,10 @@ const struct wp_source *wp_source_select(int want, void (*report)(const char *li
             return wp_src;
         }
     }
+    /* What auto takes, also when the source asked for is not available. */
     for (int i = 0; i < 3; i++) {
         char why2[256] = "";
-        if (order[i] == asked)
+        if (order[i] == asked || !wp_auto_tries(order[i], matched))
             continue;
         if (order[i]->probe(why2, sizeof why2) && order[i]->start(why2, sizeof why2) == 0) {
             wp_src = order[i];
@@ -64,17 +79,19 @@ const struct wp_source *wp_source_select(int want, void (*report)(const char *li
 }
 
 /* Before PMPI_Init: start what a source that may be chosen needs started
- * before MPI is, so that the probe after PMPI_Init costs little.  Only
+ * before MPI is, so that the probe after PMPI_Init costs less.  Only
  * MPI_T has such a step (mpit/mpit.c, wp_mpit_preinit).  It is taken when
- * MPI_T may be probed: the source asked for is mpit, or auto or peruse on
- * an Open MPI without PERUSE (PERUSE_Init is looked up: the library is
- * loaded before MPI_Init).  With WAITPROF_SOURCE=wrappers, where PERUSE
- * will be used, or on another MPI (wp_mpit_possible), MPI_T is never
- * initialised. */
-void wp_source_preinit(int want)
+ * MPI_T may be probed: the source asked for is mpit, or auto (or peruse,
+ * which falls back as auto chooses) would try it on an Open MPI without
+ * PERUSE (PERUSE_Init is looked up: the library is loaded before
+ * MPI_Init).  With WAITPROF_SOURCE=wrappers, where PERUSE will be used,
+ * where matched instances decide the samples, or on another MPI
+ * (wp_mpit_possible), MPI_T is never initialised. */
+void wp_source_preinit(int want, int matched)
 {
-    int mpit = want == WP_SOURCE_MPIT ||
-               ((want == WP_SOURCE_AUTO || want == WP_SOURCE_PERUSE) && dlsym(RTLD_DEFAULT, "PERUSE_Init") == NULL);
+    int mpit = want == WP_SOURCE_MPIT || ((want == WP_SOURCE_AUTO || want == WP_SOURCE_PERUSE) &&
+                                          wp_auto_tries(&wp_source_mpit, matched) &&
+                                          dlsym(RTLD_DEFAULT, "PERUSE_Init") == NULL);
     if (mpit && wp_mpit_possible(NULL, 0))
         wp_mpit_preinit();
 }

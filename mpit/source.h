@@ -24,10 +24,12 @@
  * are classified by the estimator's rule when the call returns.
  *
  * Selection: WAITPROF_SOURCE=auto|peruse|mpit|wrappers; auto takes the most
- * exact source that probes and starts (peruse, then mpit, then wrappers).
- * A source asked for by name that is unavailable gets one line saying why
- * and which source is used instead.  "wrappers" (the estimator alone) is
- * always available.
+ * exact source that probes and starts (peruse, then mpit, then wrappers),
+ * but tries mpit only where matched instances do not decide the samples
+ * (lean wrappers, WAITPROF_MATCH=0 or WAITPROF_ESTIMATE=0: mpit/source.c
+ * says why).  A source asked for by name that is unavailable gets one line
+ * saying why and which source is used instead, the one auto would take.
+ * "wrappers" (the estimator alone) is always available.
  */
 #ifndef WP_MPIT_SOURCE_H
 #define WP_MPIT_SOURCE_H
@@ -78,14 +80,16 @@ extern const struct wp_source *wp_src;
 extern const struct wp_source wp_source_wrappers, wp_source_mpit, wp_source_peruse;
 
 /* Choose and start a source (WAITPROF_SOURCE value `want`), after PMPI_Init.
- * Messages go through report(); returns the source chosen. */
-const struct wp_source *wp_source_select(int want, void (*report)(const char *line));
+ * `matched`: matched instances will decide the samples of recorded calls
+ * (wp_config_matched).  Messages go through report(); returns the source
+ * chosen. */
+const struct wp_source *wp_source_select(int want, int matched, void (*report)(const char *line));
 void wp_source_stop(void);
 /* Before PMPI_Init, on the thread that calls MPI_Init, with the
- * WAITPROF_SOURCE value: initialise MPI_T now if the mpit source may be
- * probed after PMPI_Init (mpit/mpit.c says why it is cheaper before).
- * Calls no other MPI function. */
-void wp_source_preinit(int want);
+ * WAITPROF_SOURCE value and `matched` as for wp_source_select: initialise
+ * MPI_T now if the mpit source may be probed after PMPI_Init (mpit/mpit.c
+ * says why it is cheaper before).  Calls no other MPI function. */
+void wp_source_preinit(int want, int matched);
 void wp_mpit_preinit(void);
 /* Can the MPI_T source work with this library at all?  Its variable is
  * Open MPI ob1's; elsewhere MPI_T is left alone (with a reason in why). */

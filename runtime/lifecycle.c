@@ -625,7 +625,7 @@ void wp_hook_preinit(void)
     uint64_t t0 = wp_clock_ns();
     static struct wp_config c;
     wp_config_load(&c, wp_getenv, wp_silent);
-    wp_source_preinit(c.source);
+    wp_source_preinit(c.source, wp_config_matched(&c));
     wp_preinit_ns = wp_clock_ns() - t0;
 }
 
@@ -678,18 +678,17 @@ void wp_hook_init(int rc)
     /* The stall source is chosen before the first sample, so every sample
      * is classified by it, and before the run's clock starts, since probing
      * (MPI_T's variable list, a self-test) takes time no sample covers. */
-    wp_source_select(wp_run.cfg.source, wp_report);
+    wp_source_select(wp_run.cfg.source, wp_config_matched(&wp_run.cfg), wp_report);
     /* The handler asks the source through a hook (state/hooks.h), so the
      * sampler does not depend on the stall sources. */
     wp_hook_stalled = wp_src_stalled_sig;
     /* After the calibration: the estimator's histogram edges are in ticks. */
     wp_stats_configure(wp_run.cfg.estimate, wp_run.cfg.callpath_depth);
-    /* Matched instances measure the estimator's categories, so they need
-     * its recording (and so full wrappers).  A quarter of the sample
-     * budget holds the point-to-point records. */
+    /* Matched instances (state/config.h, wp_config_matched).  A quarter
+     * of the sample budget holds the point-to-point records. */
     wp_match_clock_test(wp_run.cfg.test_clock_rank == wp_run.rank, wp_run.cfg.test_clock_offset_s,
                         wp_run.cfg.test_clock_drift_ppm);
-    wp_match_init(wp_comm, wp_run.cfg.estimate && !wp_run.cfg.lean, (unsigned)wp_run.cfg.match,
+    wp_match_init(wp_comm, wp_config_matched(&wp_run.cfg), (unsigned)wp_run.cfg.match,
                   (unsigned)wp_run.cfg.match_dense, wp_run.cfg.memory / 4);
     wp_match_gather_limit((size_t)wp_run.cfg.test_gather);
     wp_run.start_ns = wp_now_ns();

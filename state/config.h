@@ -135,4 +135,13 @@ typedef void (*wp_report_t)(const char *line);
 void wp_config_load(struct wp_config *c, wp_getenv_t get, wp_report_t report);
 void wp_config_check_unknown(char **env, wp_report_t report);
 
+/* Are matched instances on (match/match.h)?  They measure the estimator's
+ * categories, so they need its recording, and so full wrappers.  Then they
+ * also decide the samples of recorded calls (doc/design.md, "Samples"),
+ * which is why auto needs no polling stall source (mpit/source.h). */
+static inline int wp_config_matched(const struct wp_config *c)
+{
+    return c->estimate && !c->lean && c->match > 0;
+}
+
 #endif

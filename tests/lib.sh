@@ -404,7 +404,8 @@ wp_check_waitall_remedy() {
 # naming SOURCE, the reason and the source used instead, and the meta file
 # must name USED as the source that classified.
 wp_check_source_fallback() {
-    _fo=$WP_TMP/fallback-$1
+    _fbn=$((${_fbn:-0} + 1))
+    _fo=$WP_TMP/fallback-$1.$_fbn
     WAITPROF_SOURCE=$1 WAITPROF_HZ=100 wp_profile 2 "$_fo" "$WP_BUILDDIR/tests/mpi/ws_source" eager 0.05 2 \
         >/dev/null 2>"$_fo.err" || { cat "$_fo.err" >&2; wp_fail "the run with WAITPROF_SOURCE=$1 failed"; }
     _fn=$(grep -c "WAITPROF_SOURCE=$1 is not available here (.*); using $2 instead" "$_fo.err")

@@ -6,30 +6,51 @@
 #   four levels, what MPI_Init_thread provides and what MPI_Query_thread
 #   answers are the same with waitprof (default settings) as without it;
 # - MPI_T is initialised only for a source that may use it: with
-#   WAITPROF_SOURCE=wrappers the meta files say mpit_init=none and
-#   mpit_init_ns=0 on every rank; with the default source on Open MPI
-#   without PERUSE, source=mpit and mpit_init=before (initialised before
-#   PMPI_Init, where it is cheap: doc/performance.md, "Start-up and
-#   finalize"); where PERUSE is used, and on MPICH (not Open MPI: the
-#   variable is ob1's), mpit_init=none; every meta file has init_ns
-#   (waitprof's own time in MPI_Init);
+#   WAITPROF_SOURCE=wrappers, and with the default source wherever matched
+#   instances decide the samples (the default settings) or PERUSE is used,
+#   and on MPICH (not Open MPI: the variable is ob1's), the meta files say
+#   mpit_init=none and mpit_init_ns=0 on every rank; with the default
+#   source and lean wrappers (WAITPROF_LEAN=1: no matched instances) on
+#   Open MPI without PERUSE, source=mpit and mpit_init=before (initialised
+#   before PMPI_Init, where it costs less: doc/performance.md, "Start-up and
+#   finalize"); every meta file has init_ns (waitprof's own time in
+#   MPI_Init);
 # - a program that uses MPI_T itself (init, the variables' names, finalize
-#   after MPI_Init) finds variables where it finds some without waitprof,
-#   and ob1's posted-queue variable where it finds it without; its thread
-#   level is unchanged; and on Open MPI the MPI_T source still
-#   classifies rank 0's late-sender receive afterwards: at least 80 % of its
-#   samples in MPI_Recv are MPI-Stall (it waits the whole 0.2 s).
+#   after MPI_Init) next to WAITPROF_SOURCE=mpit finds variables where it
+#   finds some without waitprof, and ob1's posted-queue variable where it
+#   finds it without; its thread level is unchanged; and on Open MPI the
+#   MPI_T source still classifies rank 0's late-sender receive afterwards:
+#   at least 80 % of its samples in MPI_Recv are MPI-Stall (it waits the
+#   whole 0.2 s).
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/initq
 
 # initq_line FILE KEY — KEY=value of rank 0's line.
 initq() { sed -n "s/^initq rank=0 .*$2=\(-*[0-9]*\).*/\1/p" "$1" | head -n 1; }
 
-want_src=wrappers
+want_src=wrappers lean_src=wrappers
 if [ "$MPI_FLAVOR" = openmpi ]; then
-    want_src=mpit
-    [ "$WP_HAVE_PERUSE" = 1 ] && want_src=peruse
+    lean_src=mpit
+    [ "$WP_HAVE_PERUSE" = 1 ] && want_src=peruse lean_src=peruse
 fi
+
+# check_meta LABEL DIR SOURCE — every rank's meta file names SOURCE, says
+# MPI_T was initialised before PMPI_Init exactly when SOURCE is mpit, and
+# has waitprof's own time in MPI_Init.
+check_meta() {
+    for meta in "$2"/rank.*.meta; do
+        src=$(wp_meta "$meta" source) when=$(wp_meta "$meta" mpit_init) ns=$(wp_meta "$meta" mpit_init_ns)
+        init=$(wp_meta "$meta" init_ns)
+        [ "$src" = "$3" ] || wp_fail "$1: $(basename "$meta"): the source is '$src', not $3"
+        case $src in
+        mpit) [ "$when" = before ] && [ "$ns" -gt 0 ] ||
+            wp_fail "$1: $(basename "$meta"): source mpit, but mpit_init=$when mpit_init_ns=$ns" ;;
+        *) [ "$when" = none ] && [ "$ns" = 0 ] ||
+            wp_fail "$1: $(basename "$meta"): source $src needs no MPI_T, but mpit_init=$when mpit_init_ns=$ns" ;;
+        esac
+        [ "${init:-x}" -gt 0 ] 2>/dev/null || wp_fail "$1: $(basename "$meta"): init_ns '$init'"
+    done
+}
 
 for level in init single funneled serialized multiple; do
     wp_mpirun 2 "$prog" $level >"$WP_TMP/plain.$level" 2>"$WP_TMP/plain.$level.err" ||
@@ -41,19 +62,20 @@ for level in init single funneled serialized multiple; do
         a=$(initq "$WP_TMP/plain.$level" $k) b=$(initq "$out.stdout" $k)
         [ -n "$a" ] && [ "$a" = "$b" ] || wp_fail "$level: $k is '$b' with waitprof, '$a' without"
     done
-    src=$(wp_meta "$out/rank.0.meta" source)
-    [ "$src" = "$want_src" ] || wp_fail "$level: the default source is '$src', not $want_src"
-    for meta in "$out"/rank.*.meta; do
-        when=$(wp_meta "$meta" mpit_init) ns=$(wp_meta "$meta" mpit_init_ns) init=$(wp_meta "$meta" init_ns)
-        case $src in
-        mpit) [ "$when" = before ] && [ "$ns" -gt 0 ] ||
-            wp_fail "$level: $(basename "$meta"): source mpit, but mpit_init=$when mpit_init_ns=$ns" ;;
-        *) [ "$when" = none ] && [ "$ns" = 0 ] ||
-            wp_fail "$level: $(basename "$meta"): source $src needs no MPI_T, but mpit_init=$when mpit_init_ns=$ns" ;;
-        esac
-        [ "${init:-x}" -gt 0 ] 2>/dev/null || wp_fail "$level: $(basename "$meta"): init_ns '$init'"
-    done
-    wp_note "$level: provided $(initq "$out.stdout" provided), query $(initq "$out.stdout" query) as without waitprof; source $src, mpit_init=$(wp_meta "$out/rank.0.meta" mpit_init)"
+    check_meta "$level" "$out" "$want_src"
+    wp_note "$level: provided $(initq "$out.stdout" provided), query $(initq "$out.stdout" query) as without waitprof; source $want_src, mpit_init=$(wp_meta "$out/rank.0.meta" mpit_init)"
+done
+
+# Lean wrappers keep no matched instances: the default source is then the
+# most exact runtime source there is, MPI_T on Open MPI without PERUSE.
+for level in init multiple; do
+    out=$WP_TMP/lean.$level
+    WAITPROF_LEAN=1 wp_profile 2 "$out" "$prog" $level >"$out.stdout" 2>"$out.stderr" ||
+        { cat "$out.stderr" >&2; wp_fail "lean $level: the profiled run failed"; }
+    b=$(initq "$out.stdout" query) a=$(initq "$WP_TMP/plain.$level" query)
+    [ -n "$a" ] && [ "$a" = "$b" ] || wp_fail "lean $level: query is '$b' with waitprof, '$a' without"
+    check_meta "lean $level" "$out" "$lean_src"
+    wp_note "WAITPROF_LEAN=1 $level: source $lean_src, mpit_init=$(wp_meta "$out/rank.0.meta" mpit_init), query $b as without waitprof"
 done
 
 # WAITPROF_SOURCE=wrappers: MPI_T is never initialised.
@@ -72,7 +94,7 @@ wp_note "WAITPROF_SOURCE=wrappers: mpit_init=none, mpit_init_ns=0 on every rank"
 wp_mpirun 2 "$prog" single mpit >"$WP_TMP/plain.mpit" 2>"$WP_TMP/plain.mpit.err" ||
     { cat "$WP_TMP/plain.mpit.err" >&2; wp_fail "mpit: the run without waitprof failed"; }
 out=$WP_TMP/appmpit
-WAITPROF_HZ=1000 wp_profile 2 "$out" "$prog" single mpit >"$out.stdout" 2>"$out.stderr" ||
+WAITPROF_SOURCE=mpit WAITPROF_HZ=1000 wp_profile 2 "$out" "$prog" single mpit >"$out.stdout" 2>"$out.stderr" ||
     { cat "$out.stderr" >&2; wp_fail "mpit: the profiled run failed"; }
 for k in query_after_mpit mpit_ob1; do
     a=$(initq "$WP_TMP/plain.mpit" $k) b=$(initq "$out.stdout" $k)

@@ -11,7 +11,8 @@
 # (tests/mpi/ws_source.c), transfers of large messages in MPI-Work; four of
 # the cases again with lean wrappers (WAITPROF_LEAN=1).
 # Elsewhere, asking for PERUSE gives one line naming the reason and the
-# source used instead.
+# source used instead, the one auto takes: the wrappers with matched
+# instances, MPI_T on Open MPI with lean wrappers.
 . "$(dirname "$0")/../lib.sh"
 if [ "$WP_HAVE_PERUSE" = 1 ]; then
     wp_check_source peruse eager 2 0.03 ';measured;MPI_Recv$'
@@ -35,8 +36,10 @@ if [ "$WP_HAVE_PERUSE" = 1 ]; then
     wp_check_source peruse threads 2 0.03 ';measured;MPI_Recv$'
     unset WAITPROF_LEAN
 else
-    # The next most exact: MPI_T on Open MPI, the wrappers elsewhere.
+    # What auto takes instead: with matched instances (the default) the
+    # wrappers; with lean wrappers, which keep none, MPI_T on Open MPI.
+    wp_check_source_fallback peruse wrappers
     next=wrappers
     [ "$MPI_FLAVOR" = openmpi ] && next=mpit
-    wp_check_source_fallback peruse "$next"
+    WAITPROF_LEAN=1 wp_check_source_fallback peruse "$next"
 fi
