@@ -32,8 +32,9 @@ const struct wp_source *wp_src = &wp_source_wrappers;
 /* Would auto try this source?  MPI_T only where nothing else decides the
  * samples of a blocking call: with matched instances on, the held samples
  * of every recorded call are decided at the profile by the partner's
- * measured arrival (doc/design.md, "Samples"), which classified the
- * stall-source benchmark's cases within 1.1 points of MPI_T
+ * measured arrival (doc/design.md, "Samples"), which came within about a
+ * point of MPI_T in most of the stall-source benchmark's cases, and a few
+ * points of MPI-Stall too many where a long transfer did not wait
  * (doc/sources.md); MPI_T would add Open MPI's MPI_T_init_thread to
  * MPI_Init (tens of ms of CPU per rank: every component of every framework
  * is loaded) and its polling to long receives.  PERUSE costs nothing at

@@ -29,7 +29,7 @@
  * (lean wrappers, WAITPROF_MATCH=0 or WAITPROF_ESTIMATE=0: mpit/source.c
  * says why).  A source asked for by name that is unavailable gets one line
  * saying why and which source is used instead, the one auto would take.
- * "wrappers" (the estimator alone) is always available.
+ * "wrappers" (no runtime source) is always available.
  */
 #ifndef WP_MPIT_SOURCE_H
 #define WP_MPIT_SOURCE_H
