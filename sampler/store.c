@@ -1,5 +1,4 @@
 /* sampler/store.c — see sampler/store.h. */
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -139,8 +138,9 @@ static int wp_store_insert(struct wp_store *s, const struct wp_key *k, const uin
             s->last_hash = h;
             s->arena_used += (uint32_t)n;
             s->order[s->nstacks] = i;
-            atomic_signal_fence(memory_order_release);
-            __atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+            /* The slot is taken, for this handler's later probes: only the
+             * owner's handler reads the flag, so a plain store does. */
+            e->used = 1;
             /* Last: a reader that sees the new count sees the entry and
              * its place in order[] (wp_store_count). */
             __atomic_store_n(&s->nstacks, s->nstacks + 1, __ATOMIC_RELEASE);

@@ -25,7 +25,8 @@ struct wp_stack_entry {
     uint16_t depth;       /* frames, root last */
     uint16_t fn;          /* enum wp_fn of the MPI call, 0 outside MPI */
     uint8_t state;        /* WAITPROF_STATE_* */
-    volatile uint8_t used;
+    uint8_t used;         /* the slot is taken (the owner's handler's own
+                           * probes; readers go by wp_store_count) */
     /* Held samples (wp_pending_flush_held): nonzero for samples of a
      * collective call whose Work/Stall waits for the global minimum of the
      * call's category (fn, sclass, role), known only at MPI_Finalize; held
