@@ -309,18 +309,15 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds)
         lmin[i] = pmin[i] = WP_NO_MIN;
     int ok = all != NULL;
     if (ok) {
-        for (int t = 0; t < ntables; t++) {
-            struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-            for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
-                const struct wp_cat *c = wp_stats_used(st, k);
-                if (wp_cat_calls(c) == 0)
-                    continue;
-                struct wp_cat *d = wp_stats_slot(all, c->site, c->fn, c->sclass, c->role);
-                if (d)
-                    wp_cat_merge(d, c);
-                else
-                    overflow += wp_cat_calls(c);
-            }
+        struct wp_stats_iter it = {0};
+        for (const struct wp_cat *c; (c = wp_stats_next(&it)) != NULL;) {
+            if (wp_cat_calls(c) == 0)
+                continue;
+            struct wp_cat *d = wp_stats_slot(all, c->site, c->fn, c->sclass, c->role);
+            if (d)
+                wp_cat_merge(d, c);
+            else
+                overflow += wp_cat_calls(c);
         }
         /* 2. Minima in nanoseconds (ranks on different nodes may count
          *    different ticks). */
@@ -580,23 +577,19 @@ static void wp_local_minima(void)
         xmin[i] = WP_NO_MIN;
     for (size_t i = 0; i < WP_FN_COUNT; i++)
         fnmin[i] = WP_NO_MIN;
-    int ntables = wp_table_count(&wp_stats_list);
-    for (int t = 0; t < ntables; t++) {
-        const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
-            const struct wp_cat *c = wp_stats_used(st, k);
-            if (c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
-                continue;
-            uint64_t m = c->min;
-            if (c->early_count && c->early_min < m)
-                m = c->early_min;
-            m = m == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(m);
-            size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
-            if (m < xmin[k])
-                xmin[k] = m;
-            if (m < fnmin[c->fn])
-                fnmin[c->fn] = m;
-        }
+    struct wp_stats_iter it = {0};
+    for (const struct wp_cat *c; (c = wp_stats_next(&it)) != NULL;) {
+        if (c->count == 0 || c->fn <= 0 || c->fn >= WP_FN_COUNT)
+            continue;
+        uint64_t m = c->min;
+        if (c->early_count && c->early_min < m)
+            m = c->early_min;
+        m = m == UINT64_MAX ? WP_NO_MIN : wp_ticks_duration_ns(m);
+        size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+        if (m < xmin[k])
+            xmin[k] = m;
+        if (m < fnmin[c->fn])
+            fnmin[c->fn] = m;
     }
     wp_local_done = 1;
 }

@@ -378,4 +378,27 @@ void wp_stats_destroy(struct wp_stats *st);
  * state/thread.h. */
 extern struct wp_table_list wp_stats_list;
 
+/* Every used category of every thread's table, table by table in the
+ * order each was taken, as far as wp_stats_count() covers when a table is
+ * reached:
+ *     struct wp_stats_iter it = {0};
+ *     for (const struct wp_cat *c; (c = wp_stats_next(&it)) != NULL;)
+ * Reads only; the readers at MPI_Finalize and at an exit without it. */
+struct wp_stats_iter {
+    int t;
+    uint32_t k, n;
+    const struct wp_stats *st;
+};
+static inline const struct wp_cat *wp_stats_next(struct wp_stats_iter *it)
+{
+    while (it->k >= it->n) {
+        if (it->t >= wp_table_count(&wp_stats_list))
+            return NULL;
+        it->st = wp_table_at(&wp_stats_list, it->t++);
+        it->k = 0;
+        it->n = it->st ? wp_stats_count(it->st) : 0;
+    }
+    return wp_stats_used(it->st, it->k++);
+}
+
 #endif

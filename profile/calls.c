@@ -100,15 +100,10 @@ int wp_calls_write(const char *dir, int rank)
         errno = e;
         return -1;
     }
-    int nt = wp_table_count(&wp_stats_list);
-    for (int t = 0; t < nt; t++) {
-        const struct wp_stats *st = wp_table_at(&wp_stats_list, t);
-        for (uint32_t k = 0, nk = st ? wp_stats_count(st) : 0; k < nk; k++) {
-            const struct wp_cat *c = wp_stats_used(st, k);
-            if (c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
-                wp_merge_cat(&all[c->fn], c);
-        }
-    }
+    struct wp_stats_iter it = {0};
+    for (const struct wp_cat *c; (c = wp_stats_next(&it)) != NULL;)
+        if (c->fn > 0 && c->fn < WP_FN_COUNT && wp_cat_calls(c))
+            wp_merge_cat(&all[c->fn], c);
     int n = wp_table_count(&wp_traffic_list);
     for (int i = 0; i < n; i++) {
         const struct wp_traffic_table *ct = wp_table_at(&wp_traffic_list, i);

@@ -355,6 +355,13 @@ START_TEST(test_calls_from_categories)
                         calls[i].early);
         t += 2 * calls[i].ticks;
     }
+    /* Four categories (two sites of 8-byte receives, one of 4 KiB, one
+     * broadcast), each once through the iterator the writers use. */
+    struct wp_stats_iter it = {0};
+    int ncat = 0;
+    for (const struct wp_cat *c; (c = wp_stats_next(&it)) != NULL;)
+        ncat++;
+    ck_assert_int_eq(ncat, 4);
     char dir[] = "/tmp/wp_test_stats.XXXXXX", path[128], line[512];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     ck_assert_int_eq(wp_calls_write(dir, 0), 0);
