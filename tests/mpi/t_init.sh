@@ -82,11 +82,7 @@ done
 out=$WP_TMP/wrappers
 WAITPROF_SOURCE=wrappers wp_profile 2 "$out" "$prog" single >"$out.stdout" 2>"$out.stderr" ||
     { cat "$out.stderr" >&2; wp_fail "wrappers: the profiled run failed"; }
-for meta in "$out"/rank.*.meta; do
-    [ "$(wp_meta "$meta" source)" = wrappers ] && [ "$(wp_meta "$meta" mpit_init)" = none ] &&
-        [ "$(wp_meta "$meta" mpit_init_ns)" = 0 ] ||
-        { cat "$meta" >&2; wp_fail "wrappers: $(basename "$meta") says MPI_T was initialised"; }
-done
+check_meta wrappers "$out" wrappers
 [ "$(initq "$out.stdout" query)" = "$(initq "$WP_TMP/plain.single" query)" ] || wp_fail "wrappers: the thread level changed"
 wp_note "WAITPROF_SOURCE=wrappers: mpit_init=none, mpit_init_ns=0 on every rank"
 
