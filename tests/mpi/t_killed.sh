@@ -3,8 +3,9 @@
 # leaves a partial profile that `waitprof report` reads, every time.  The
 # launchers forward SIGTERM to the ranks and kill the rest with SIGKILL as
 # soon as one rank is gone (Open MPI's mpirun a few ms later), so a rank
-# that got no CPU in between would lose its files; each rank waits a
-# moment after writing (runtime/lifecycle.c, wp_on_term), and a meta file
+# that got no CPU in between would lose its files; each rank waits after
+# writing until every rank has written (runtime/lifecycle.c,
+# wp_term_meet), and a meta file
 # written at MPI_Init names a rank that was killed outright anyway.
 . "$(dirname "$0")/../lib.sh"
 prog=$WP_BUILDDIR/tests/mpi/ending
@@ -48,6 +49,10 @@ for run in $(seq 1 "$runs"); do
         esac
         profiles=$((profiles + 1))
     done
+    # Each rank counted itself once before it died (runtime/lifecycle.c,
+    # wp_term_meet), so none was still writing when the others ended.
+    n=$(wc -c <"$out/.waitprof-ended" 2>/dev/null)
+    [ "$n" = 4 ] || wp_fail "run $run: .waitprof-ended holds '$n' bytes, not one per rank"
     wp_folded check "$out"/rank.*.folded || wp_fail "run $run: folded format"
     "$WP_LAUNCHER" report "$out" >"$WP_TMP/report.out" 2>"$WP_TMP/report.err"
     rc=$?
