@@ -7,12 +7,13 @@
 # 10 Hz, where a sample's delta covers about 100 ms and the sampled split
 # can only guess, each rank's task-clock outside MPI (rank.R.meta
 # counters_split=, report.json counters[].split and its ranks) must be the
-# program's within 1 % + 20 us per MPI call, and inside MPI within 5 % +
-# 20 us per call below and 5 % + 40 ms above.  The allowance per call is
+# program's within 1 % + 40 us per MPI call, and inside MPI within 5 % +
+# 40 us per call below and 5 % + 40 ms above.  The allowance per call is
 # waitprof's own work in the wrapper on the far side of its reads (one read
-# itself, and the call's statistics after the exit read), which the
-# program's brackets count inside the call and the split outside: 10-11 us
-# per call here.  The 40 ms is waitprof's own part of MPI_Init and
+# itself, a system call, and the call's statistics after the exit read),
+# which the program's brackets count inside the call and the split
+# outside: 10-11 us per call here on an idle machine, 25 us with two more
+# busy loops than cores (the bound was 20 us and failed there).  The 40 ms is waitprof's own part of MPI_Init and
 # MPI_Finalize, outside the program's brackets and inside MPI.  The totals agree with the
 # meta files.  WAITPROF_COUNTERS_SPLIT=1 without WAITPROF_COUNTERS, and
 # with WAITPROF_LEAN=1, each print one line and the run succeeds.
@@ -37,9 +38,9 @@ for r in 0 1; do
     w_out=$(echo "$v" | cut -d: -f2)
     w_in=$(echo "$v" | cut -d: -f3)
     wp_check_between "rank $r task-clock outside MPI (ns), program measured $t_out in $calls calls" "$w_out" \
-        "$(wp_calc "$t_out * 0.99 - $calls * 20000")" "$(wp_calc "$t_out * 1.01 + $calls * 20000")"
+        "$(wp_calc "$t_out * 0.99 - $calls * 40000")" "$(wp_calc "$t_out * 1.01 + $calls * 40000")"
     wp_check_between "rank $r task-clock inside MPI (ns), program measured $t_in" "$w_in" \
-        "$(wp_calc "$t_in * 0.95 - $calls * 20000")" "$(wp_calc "$t_in * 1.05 + 40000000")"
+        "$(wp_calc "$t_in * 0.95 - $calls * 40000")" "$(wp_calc "$t_in * 1.05 + 40000000")"
     s_out=$(wp_folded sum "$out/rank.$r.task-clock.folded" --state Not-in-MPI)
     wp_note "rank $r: sampled at 10 Hz the Not-in-MPI task-clock reads $s_out ns"
     # The reads at MPI entry and exit keep a baseline of their own: the
