@@ -1,8 +1,8 @@
 /* bench/poll_cost.c — what the wrappers add to the calls a latency-bound
  * program makes most: polls and nonblocking point-to-point calls.
  *
- * usage: poll_cost [calls [repeats [self|world]]]
- *        (defaults 200000, 9, self), one rank
+ * usage: poll_cost [calls [repeats [self|world [requests]]]]
+ *        (defaults 200000, 9, self, 64), one rank
  *
  * Four loops, each timed through the MPI_ names (waitprof's wrappers when
  * it is preloaded) and paired with the same loop through the PMPI_ names,
@@ -10,7 +10,8 @@
  * repeats, and the figures are medians over repeats of MPI - PMPI per call:
  *   test      MPI_Test on a receive that never completes (a tag nobody
  *             sends);
- *   testany   MPI_Testany over 64 such receives;
+ *   testany   MPI_Testany over 64 such receives (or requests of them, up
+ *             to PC_MAX);
  *   iprobe    MPI_Iprobe on that tag;
  *   isendrecv MPI_Irecv and MPI_Isend of 8 bytes to itself, then
  *             MPI_Waitall of the two: per iteration, so three calls.
@@ -36,7 +37,10 @@
 #include <time.h>
 
 #define PC_TAG 4712 /* nothing in this program sends it */
-#define PC_N 64
+#define PC_MAX 1024 /* the most requests testany may poll */
+
+/* How many requests testany polls (64 unless the fifth argument says). */
+static int pc_n = 64;
 
 /* The communicator of every loop (see above). */
 static MPI_Comm pc_comm;
@@ -78,7 +82,7 @@ __attribute__((noinline)) long pc_mpi_testany(MPI_Request *r, long calls)
     long hits = 0;
     for (long i = 0; i < calls; i++) {
         int flag = 0, idx = 0;
-        MPI_Testany(PC_N, r, &idx, &flag, MPI_STATUS_IGNORE);
+        MPI_Testany(pc_n, r, &idx, &flag, MPI_STATUS_IGNORE);
         hits += flag + idx;
     }
     return hits;
@@ -89,7 +93,7 @@ __attribute__((noinline)) long pc_pmpi_testany(MPI_Request *r, long calls)
     long hits = 0;
     for (long i = 0; i < calls; i++) {
         int flag = 0, idx = 0;
-        PMPI_Testany(PC_N, r, &idx, &flag, MPI_STATUS_IGNORE);
+        PMPI_Testany(pc_n, r, &idx, &flag, MPI_STATUS_IGNORE);
         hits += flag + idx;
     }
     return hits;
@@ -160,8 +164,8 @@ static double pc_median(double *v, int n)
 enum { PC_TEST, PC_TESTANY, PC_IPROBE, PC_ISENDRECV, PC_LOOPS };
 static const char *const pc_name[PC_LOOPS] = {"test", "testany", "iprobe", "isendrecv"};
 
-static MPI_Request pc_req[2][PC_N]; /* [0] made through MPI_, [1] through PMPI_ */
-static double pc_in[2][PC_N];
+static MPI_Request pc_req[2][PC_MAX]; /* [0] made through MPI_, [1] through PMPI_ */
+static double pc_in[2][PC_MAX];
 
 static long pc_run(int loop, int pmpi, long calls)
 {
@@ -184,10 +188,11 @@ int main(int argc, char **argv)
     long calls = argc > 1 ? atol(argv[1]) : 200000;
     int repeats = argc > 2 ? atoi(argv[2]) : 9;
     pc_comm = argc > 3 && strcmp(argv[3], "world") == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF;
+    pc_n = argc > 4 ? atoi(argv[4]) : 64;
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (calls < 1 || repeats < 1) {
-        fprintf(stderr, "usage: poll_cost [calls [repeats [self|world]]]\n");
+    if (calls < 1 || repeats < 1 || pc_n < 1 || pc_n > PC_MAX) {
+        fprintf(stderr, "usage: poll_cost [calls [repeats [self|world [requests (1..%d)]]]]\n", PC_MAX);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double *v = malloc(3 * (size_t)repeats * sizeof *v);
@@ -195,7 +200,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     long sink = 0;
     if (rank == 0) {
-        for (int i = 0; i < PC_N; i++) {
+        for (int i = 0; i < pc_n; i++) {
             MPI_Irecv(&pc_in[0][i], 1, MPI_DOUBLE, 0, PC_TAG, pc_comm, &pc_req[0][i]);
             PMPI_Irecv(&pc_in[1][i], 1, MPI_DOUBLE, 0, PC_TAG, pc_comm, &pc_req[1][i]);
         }
@@ -217,8 +222,8 @@ int main(int argc, char **argv)
             printf(" %s_ns=%.2f %s_pmpi_ns=%.2f %s_added_ns=%.2f", pc_name[loop], pc_median(ns, repeats),
                    pc_name[loop], pc_median(pns, repeats), pc_name[loop], pc_median(diff, repeats));
         }
-        printf(" calls=%ld repeats=%d sink=%ld\n", calls, repeats, sink % 7);
-        for (int i = 0; i < PC_N; i++) {
+        printf(" calls=%ld repeats=%d requests=%d sink=%ld\n", calls, repeats, pc_n, sink % 7);
+        for (int i = 0; i < pc_n; i++) {
             MPI_Cancel(&pc_req[0][i]);
             MPI_Request_free(&pc_req[0][i]);
             PMPI_Cancel(&pc_req[1][i]);

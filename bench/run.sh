@@ -61,6 +61,7 @@
 # BENCH_INRUN_ITERS (40000) and BENCH_INRUN_BLOCK (50 sweeps),
 # BENCH_COLL_CALLS (2000) and BENCH_COLL_REPEATS (101), BENCH_POLL_CALLS (200000),
 # BENCH_POLL_COMM (self; world polls on MPI_COMM_WORLD, which waitprof numbers),
+# BENCH_POLL_REQUESTS (64, the requests MPI_Testany polls, up to 1024),
 # BENCH_RA_ITERS (2000) and BENCH_RA_REPEATS (31);
 # BENCH_PP_SPLIT_US (0.35) separates fast from slow ping-pong runs by their
 # PMPI latency; BENCH_ONLY="pingpong ..." runs only the named benchmarks; BENCH_CALLGRIND=0
@@ -94,6 +95,7 @@ SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 COLL_CALLS=${BENCH_COLL_CALLS:-2000}
 POLL_CALLS=${BENCH_POLL_CALLS:-200000}
 POLL_COMM=${BENCH_POLL_COMM:-self}
+POLL_REQUESTS=${BENCH_POLL_REQUESTS:-64}
 COLL_REPEATS=${BENCH_COLL_REPEATS:-101}
 RA_ITERS=${BENCH_RA_ITERS:-2000}
 RA_REPEATS=${BENCH_RA_REPEATS:-31}
@@ -310,7 +312,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             pingpong) run "$r" $b "$c" 2 "$BIN/pingpong" "$TRIPS" "$PP_REPEATS" ;;
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
             coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
-            poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 "$POLL_COMM" ;;
+            poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 "$POLL_COMM" "$POLL_REQUESTS" ;;
             randomaccess) run "$r" $b "$c" 2 "$BIN/randomaccess" "$RA_ITERS" "$RA_REPEATS" ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
@@ -595,9 +597,9 @@ med() { values "$1" "$2" "$3" | median; }
     case " $ONLY " in
     *" poll_cost "*)
         echo
-        echo "Polls and nonblocking calls, 1 rank ($POLL_CALLS calls x 9 repeats per loop): ns per call through MPI_ and through PMPI_ in the same process, timed alternately, and the median over repeats of MPI_ - PMPI_; medians over rounds (range over rounds of the added ns). isendrecv is one MPI_Irecv, one MPI_Isend and one MPI_Waitall of 8 bytes to itself:"
+        echo "Polls and nonblocking calls, 1 rank ($POLL_CALLS calls x 9 repeats per loop, on MPI_COMM_$(echo "$POLL_COMM" | tr a-z A-Z)): ns per call through MPI_ and through PMPI_ in the same process, timed alternately, and the median over repeats of MPI_ - PMPI_; medians over rounds (range over rounds of the added ns). isendrecv is one MPI_Irecv, one MPI_Isend and one MPI_Waitall of 8 bytes to itself:"
         echo
-        echo "| configuration | MPI_Test ns | added | MPI_Testany (64) ns | added | MPI_Iprobe ns | added | isendrecv ns | added |"
+        echo "| configuration | MPI_Test ns | added | MPI_Testany ($POLL_REQUESTS) ns | added | MPI_Iprobe ns | added | isendrecv ns | added |"
         echo "|---|---|---|---|---|---|---|---|---|"
         for c in $CONFIGS; do
             row="| $c"

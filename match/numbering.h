@@ -563,9 +563,11 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
  * mutex and recorded with the call's category, waited from enter (the
  * call's entry, or now for a test, which read no clock; early: complete
  * on entry, no wait) until now.  So a poll that completes nothing costs
- * the copy, neither a lookup nor a lock.  Longer arrays (and the Fortran
- * bindings) note their candidates before the call instead: n of them,
- * their positions in idx and their handles in key.  A followed wildcard
+ * the copy, neither a lookup nor a lock.  Longer arrays are copied into a
+ * buffer of the thread's (numbering.c, wp_long_room).  Arrays longer than
+ * that holds, and the Fortran bindings, note their candidates before the
+ * call instead: n of them, their positions in idx and their handles in
+ * key.  A followed wildcard
  * receive needs its status: want_status asks for the statuses while any
  * wildcard receive is followed (wp_match_wild), and the call is then given
  * a status array of its own when the program ignores them. */

@@ -126,3 +126,12 @@ for src in wrappers default; do
     exact 4 1 reduce
     exact 4 1 waitall
 done
+# An MPI_Waitall over more handles than the 64 copied on the stack: the
+# copy goes to the thread's own buffer (match/numbering.c, wp_long_room),
+# and the receives after the 70 null requests are still matched.
+WS_NULLS=70
+export WS_NULLS
+exact 4 1 waitall
+grep -q '^info rank=0 waitall_handles=73$' "$WP_TMP/waits-$WP_WAITS_N.stdout" ||
+    wp_fail "waitall with WS_NULLS=70: the program did not make a 73-handle array"
+unset WS_NULLS

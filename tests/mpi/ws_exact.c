@@ -37,7 +37,7 @@
  *                                                   contribution could have been sent)
  *   waitall   4      rank k sends k*DELAY/(P-1)     rank 0 MPI_Waitall late_sender, on
  *                    late (the last one DELAY)      MPI_Irecv from every other rank, after
- *                                                   NULLS null requests in the array:
+ *                                                   NULLS (WS_NULLS) null requests in the array:
  *                                                   max(0, latest send entry - Waitall entry)
  *   iallreduce 4     rank 1                         every rank MPI_Wait wait_nxn, completing
  *                                                   an MPI_Iallreduce after DELAY/10 of work:
@@ -98,8 +98,11 @@
  * is longer than 8 handles: waitprof copies such an array with the
  * library's memcpy and the short ones by a loop (match/numbering.h,
  * wp_match_take), and a copy that fell short of the last handles would
- * leave these receives unmatched. */
+ * leave these receives unmatched.  WS_NULLS sets another count (up to
+ * MAX_NULLS): with 70, the array is longer than the 64 handles waitprof
+ * copies on the stack, and goes to its thread's own buffer. */
 #define NULLS 9
+#define MAX_NULLS 1000
 
 #define WP_TEST_COMPUTE
 #include "clock.h"
@@ -170,10 +173,16 @@ int main(int argc, char **argv)
     double *rec = calloc(2 * nrec, sizeof *rec), *t_in = rec, *t_out = rec + nrec;
     double *sent_at = calloc(nrec, sizeof *sent_at);
     int *source = calloc(nrec, sizeof *source);
-    MPI_Request *reqs = malloc((size_t)(NULLS + size) * sizeof *reqs);
+    const char *wn = getenv("WS_NULLS");
+    int nulls = wn && *wn ? atoi(wn) : NULLS;
+    if (nulls < 0 || nulls > MAX_NULLS)
+        nulls = NULLS;
+    if (mode == WAITALL && rank == 0)
+        printf("info rank=0 waitall_handles=%d\n", nulls + size - 1);
+    MPI_Request *reqs = malloc((size_t)(nulls + size) * sizeof *reqs);
     /* Not MPI_STATUSES_IGNORE: with MPICH's mpi.h, GCC takes that constant
      * for an array of size 0 (-Wstringop-overflow). */
-    MPI_Status *stats = malloc((size_t)(NULLS + size) * sizeof *stats);
+    MPI_Status *stats = malloc((size_t)(nulls + size) * sizeof *stats);
     double *payload = malloc((size_t)size * sizeof *payload);
     double in[COUNT], out[COUNT];
     if (!rec || !sent_at || !source || !reqs || !stats || !payload)
@@ -295,13 +304,13 @@ int main(int argc, char **argv)
             break;
         case WAITALL:
             if (rank == 0) {
-                /* NULLS null requests first, the receives after them */
-                for (int k = 0; k < NULLS; k++)
+                /* nulls null requests first, the receives after them */
+                for (int k = 0; k < nulls; k++)
                     reqs[k] = MPI_REQUEST_NULL;
                 for (int k = 1; k < size; k++)
-                    MPI_Irecv(&payload[k], 1, MPI_DOUBLE, k, TAG, MPI_COMM_WORLD, &reqs[NULLS + k - 1]);
+                    MPI_Irecv(&payload[k], 1, MPI_DOUBLE, k, TAG, MPI_COMM_WORLD, &reqs[nulls + k - 1]);
                 t_in[at] = now();
-                MPI_Waitall(NULLS + size - 1, reqs, stats);
+                MPI_Waitall(nulls + size - 1, reqs, stats);
                 t_out[at] = now();
                 /* The Waitall waits for the latest sender. */
                 double latest = payload[1];
