@@ -564,10 +564,13 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
  * call's entry, or now for a test, which read no clock; early: complete
  * on entry, no wait) until now.  So a poll that completes nothing costs
  * the copy, neither a lookup nor a lock.  Longer arrays are copied into a
- * buffer of the thread's (numbering.c, wp_long_room).  Arrays longer than
- * that holds, and the Fortran bindings, note their candidates before the
- * call instead: n of them, their positions in idx and their handles in
- * key.  A followed wildcard
+ * buffer of the thread's (numbering.c, wp_long_room).  The Fortran
+ * bindings copy up to WP_MATCH_PEND Fortran handles while every followed
+ * receive was posted through them (wp_match_firecv), and look the
+ * completed ones up by their Fortran handles.  Other calls (arrays longer
+ * than the buffer holds, Fortran calls while a followed request has no
+ * Fortran handle) note their candidates before the call instead: n of
+ * them, their positions in idx and their handles in key.  A followed wildcard
  * receive needs its status: want_status asks for the statuses while any
  * wildcard receive is followed (wp_match_wild), and the call is then given
  * a status array of its own when the program ignores them. */
@@ -577,7 +580,10 @@ struct wp_mpend {
     int idx[WP_MATCH_PEND];
     uintptr_t key[WP_MATCH_PEND];
     int ncopy;
-    MPI_Request copy[WP_MATCH_PEND];
+    union {
+        MPI_Request copy[WP_MATCH_PEND];
+        MPI_Fint fcopy[WP_MATCH_PEND]; /* the Fortran bindings' (wp_match_ftake) */
+    };
 };
 /* Callers test wp_match_tracked first (the generated wrappers do, before
  * the call), so take does not test it again.  The copy of 9 to
@@ -610,7 +616,10 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
 /* The same for the Fortran bindings: requests, statuses, index and list
  * as Fortran passes them (integers; indices from 1), NULL where the call
  * has none; fstatuses NULL also where their layout is not the integer
- * array's (mpi_f08). */
+ * array's (mpi_f08).  A receive posted through them is followed under its
+ * Fortran handle too (wp_match_firecv: wp_match_irecv for the Fortran
+ * handle at freq). */
+void wp_match_firecv(const void *freq, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
 void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count);
 void wp_match_fdone(struct wp_mpend *p, const struct wp_mcat *c, const void *fstatuses, int all, const void *findex,
                     const void *flist, const void *fcount, uint64_t enter, int early);

@@ -798,7 +798,7 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
     icoll = icoll_args(opts, names, F)
     if name in MATCH_IRECV:
         s_, t, c, r = MATCH_IRECV[name]
-        out.append("        wp_match_irecv(PMPI_Request_f2c(%s), %s, %s, %s, %s, %s);" % (F(r), F(s_), F(t), C(c), enter, cause))
+        out.append("        wp_match_firecv(a%d, %s, %s, %s, %s, %s);" % (r, F(s_), F(t), C(c), enter, cause))
     elif name in MATCH_PINIT and rq is not None:
         d, p_, t, c = MATCH_PINIT[name]
         out.append("        wp_match_pinit(PMPI_Request_f2c(%s), %d, %s, %s, %s);" % (F(rq), d, F(p_), F(t), C(c)))

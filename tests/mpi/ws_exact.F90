@@ -14,6 +14,12 @@
 !      takes the message with MPI_MPROBE (status ignored: waitprof passes
 !      its own) and MPI_MRECV: max(0, send entry - MPI_MPROBE entry).
 !      mpi_f08's status is not read, so its matched probes are not numbered.
+!   4. rank 1 sleeps DELAY and sends its entry time; rank 0 posts MPI_IRECV
+!      and completes it with MPI_WAITANY over it and MPI_REQUEST_NULL
+!      (waitprof copies the Fortran handles and finds the completed one by
+!      its Fortran handle afterwards): max(0, send entry - MPI_WAITANY entry).
+!      With mpi_f08, MPI_WAITALL: MPICH 4.0's mpi_f08 MPI_WAITANY returns
+!      the index less one, which names no request here.
 ! Times: system_clock, CLOCK_MONOTONIC in gfortran, shared by the ranks of
 ! one machine.  Rank 0 (and rank 0 and 1 for the NxN wait) prints
 ! "truth rank=R pattern=P function=F wait=S".
@@ -53,14 +59,14 @@ program ws_exact_f
   use wse
   implicit none
 #ifdef WP_F08
-  type(MPI_Request) :: req, preq
+  type(MPI_Request) :: req, preq, reqs(2)
   type(MPI_Comm) :: sync
   type(MPI_Message) :: msg
 #else
-  integer :: req, preq, sync, msg
+  integer :: req, preq, sync, msg, reqs(2)
 #endif
-  integer :: ierr, rank, size, r, rounds
-  double precision :: delay, entry, mine, latest, pbuf, x, tnxn, tpers, tprobe
+  integer :: ierr, rank, size, r, rounds, idx
+  double precision :: delay, entry, mine, latest, pbuf, x, y, tnxn, tpers, tprobe, tany
   character(len=32) :: arg
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -82,7 +88,7 @@ program ws_exact_f
   else
     call MPI_RECV_INIT(pbuf, 1, MPI_DOUBLE_PRECISION, 1, 5, MPI_COMM_WORLD, preq, ierr)
   end if
-  tnxn = 0; tpers = 0; tprobe = 0
+  tnxn = 0; tpers = 0; tprobe = 0; tany = 0
   do r = 1, rounds
     ! 1. MPI_IALLREDUCE + MPI_WAIT, rank 1 late.
     call MPI_BARRIER(sync, ierr)
@@ -119,6 +125,23 @@ program ws_exact_f
       tprobe = tprobe + max(0d0, x - entry)
     end if
 #endif
+    ! 4. MPI_IRECV + MPI_WAITANY, rank 1 late.
+    call MPI_BARRIER(sync, ierr)
+    if (rank == 1) then
+      call pause(delay)
+      x = now()
+      call MPI_SEND(x, 1, MPI_DOUBLE_PRECISION, 0, 8, MPI_COMM_WORLD, ierr)
+    else
+      call MPI_IRECV(y, 1, MPI_DOUBLE_PRECISION, 1, 8, MPI_COMM_WORLD, reqs(1), ierr)
+      reqs(2) = MPI_REQUEST_NULL
+      entry = now()
+#ifdef WP_F08
+      call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+#else
+      call MPI_WAITANY(2, reqs, idx, MPI_STATUS_IGNORE, ierr)
+#endif
+      tany = tany + max(0d0, y - entry)
+    end if
   end do
   call MPI_REQUEST_FREE(preq, ierr)
   call MPI_COMM_FREE(sync, ierr)
@@ -131,6 +154,11 @@ program ws_exact_f
     write (*, '(a,f8.6)') 'truth rank=0 pattern=wait_nxn function=MPI_Wait wait=', tnxn
     write (*, '(a,f8.6)') 'truth rank=1 pattern=wait_nxn function=MPI_Wait wait=', x
     write (*, '(a,f8.6)') 'truth rank=0 pattern=late_sender function=MPI_Wait wait=', tpers
+#ifdef WP_F08
+    write (*, '(a,f8.6)') 'truth rank=0 pattern=late_sender function=MPI_Waitall wait=', tany
+#else
+    write (*, '(a,f8.6)') 'truth rank=0 pattern=late_sender function=MPI_Waitany wait=', tany
+#endif
 #ifndef WP_F08
     write (*, '(a,f8.6)') 'truth rank=0 pattern=late_sender function=MPI_Mprobe wait=', tprobe
 #endif
