@@ -47,7 +47,10 @@
 # 8-byte MPI_Allreduce loops, in-run against PMPI, when named in
 # BENCH_ONLY), poll_cost (MPI_Test, MPI_Testany over 64 requests,
 # MPI_Iprobe, MPI_Irecv + MPI_Isend + MPI_Waitall loops, in-run against
-# PMPI, when named in BENCH_ONLY), randomaccess (a RandomAccess-like
+# PMPI, when named in BENCH_ONLY), fpoll_cost (MPI_TESTANY from Fortran,
+# over BENCH_POLL_REQUESTS requests on BENCH_POLL_COMM, in-run against
+# PMPI_TESTANY, when named in BENCH_ONLY and the build has an MPI Fortran
+# compiler), randomaccess (a RandomAccess-like
 # kernel of small Isend/Irecv/Waitall exchanges, in-run against PMPI, when
 # named in BENCH_ONLY) and, when named in
 # BENCH_ONLY, inrun: the workload with waitprof's cost measured inside each
@@ -110,6 +113,11 @@ printf 'round\tbench\tconfig\tmetric\tvalue\n' >"$RAW"
 for p in wrapper_cost pingpong workload coll_cost poll_cost randomaccess; do
     $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$p" "$SRC/$p.c" -lm
 done
+case " $ONLY " in
+*" fpoll_cost "*)
+    [ -n "$MPIFC" ] || { echo "bench/run.sh: fpoll_cost needs the build's MPI Fortran compiler (MPIFC)" >&2; exit 2; }
+    $MPIFC -O2 -g -Wall -o "$BIN/fpoll_cost" "$SRC/fpoll_cost.F90" ;;
+esac
 case " $CONFIGS " in
 *" floor-wrap "*) $MPICC -std=c11 -O2 -Wall -Wextra -shared -fPIC -o "$BIN/floor_wrap.so" "$SRC/floor_wrap.c" ;;
 esac
@@ -264,6 +272,10 @@ run() {
         for k in ns_per_update pmpi_ns_per_update ratio added_ns_per_iter; do
             record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
         done ;;
+    fpoll_cost)
+        for k in testany_ns testany_pmpi_ns testany_added_ns; do
+            record "$r" "$b" "$c" $k "$(echo "$line" | field $k)"
+        done ;;
     poll_cost)
         for l in test testany iprobe isendrecv; do
             for k in ${l}_ns ${l}_pmpi_ns ${l}_added_ns; do
@@ -313,6 +325,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             workload) run "$r" $b "$c" 2 "$BIN/workload" "$ITERS" ;;
             coll_cost) run "$r" $b "$c" 2 "$BIN/coll_cost" "$COLL_CALLS" "$COLL_REPEATS" ;;
             poll_cost) run "$r" $b "$c" 1 "$BIN/poll_cost" "$POLL_CALLS" 9 "$POLL_COMM" "$POLL_REQUESTS" ;;
+            fpoll_cost) run "$r" $b "$c" 1 "$BIN/fpoll_cost" "$POLL_CALLS" 9 "$POLL_COMM" "$POLL_REQUESTS" ;;
             randomaccess) run "$r" $b "$c" 2 "$BIN/randomaccess" "$RA_ITERS" "$RA_REPEATS" ;;
             inrun) run "$r" $b "$c" 2 "$BIN/workload" "$INRUN_ITERS" 1024 256 "$INRUN_BLOCK" direct ;;
             *) echo "bench/run.sh: unknown benchmark $b in BENCH_ONLY" >&2; exit 2 ;;
@@ -608,6 +621,18 @@ med() { values "$1" "$2" "$3" | median; }
                 row="$row | $(fmt '%.1f' "$(med poll_cost "$c" ${k}_ns)") | $(fmt '%+.1f' "$(med poll_cost "$c" ${k}_added_ns)") ($rng)"
             done
             echo "$row |"
+        done ;;
+    esac
+    case " $ONLY " in
+    *" fpoll_cost "*)
+        echo
+        echo "MPI_TESTANY from Fortran, 1 rank ($POLL_CALLS calls x 9 repeats, $POLL_REQUESTS requests, on MPI_COMM_$(echo "$POLL_COMM" | tr a-z A-Z)): ns per call through MPI_TESTANY and PMPI_TESTANY in the same process, timed alternately, and the median over repeats of MPI - PMPI; medians over rounds (range over rounds of the added ns):"
+        echo
+        echo "| configuration | MPI_TESTANY ns | PMPI_TESTANY ns | added |"
+        echo "|---|---|---|---|"
+        for c in $CONFIGS; do
+            rng=$(values fpoll_cost "$c" testany_added_ns | sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%+.1f to %+.1f", v[1], v[NR] }')
+            echo "| $c | $(fmt '%.1f' "$(med fpoll_cost "$c" testany_ns)") | $(fmt '%.1f' "$(med fpoll_cost "$c" testany_pmpi_ns)") | $(fmt '%+.1f' "$(med fpoll_cost "$c" testany_added_ns)") ($rng) |"
         done ;;
     esac
     # Matched instances, from the meta files of the configurations that

@@ -487,21 +487,18 @@ static uint64_t wp_call_ids;
  * completion call could complete it and would not find it by its Fortran
  * handle, so it looks its handles up before the call instead.  Written
  * under wp_match_mu. */
-static unsigned long wp_match_untwinned;
+unsigned long wp_match_untwinned;
 /* The Fortran handle of the receive the calling thread is posting
  * (wp_match_firecv), as a key; 0 for a C call. */
 static __thread uintptr_t wp_ftwin_key __attribute__((tls_model("initial-exec")));
 
 /* A Fortran handle as a key: bit 63 set, which no C handle has (a pointer
  * in user space, or MPICH's 32-bit integer). */
-#if UINTPTR_MAX > 0xffffffffu
-#define WP_FTWIN 1
+#if WP_FTWIN
 static inline uintptr_t wp_fkey(MPI_Fint f)
 {
     return ((uintptr_t)1 << 63) | (uint32_t)f;
 }
-#else
-#define WP_FTWIN 0
 #endif
 
 static uintptr_t wp_rkey(MPI_Request r)
@@ -857,27 +854,11 @@ void wp_match_firecv(const void *freq, int source, int tag, MPI_Comm comm, uint6
     wp_ftwin_key = 0;
 }
 
-void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
+void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *count)
 {
-    /* The Fortran wrappers pass the program's statuses as they are:
-     * want_status stays 0. */
     p->n = p->want_status = p->ncopy = 0;
     const MPI_Fint *r = freqs;
     int n = count ? *(const MPI_Fint *)count : 1;
-#if WP_FTWIN
-    /* Every followed request has a Fortran twin: the handles are copied,
-     * and only those the call completed are looked up after it, by their
-     * Fortran handles (a completed request's Fortran handle no longer
-     * converts to its C one).  Converting each handle before the call
-     * took MPI_Testany over 64 receives from 246 to 420 ns on Open MPI
-     * (a Fortran loop of 200 000 calls). */
-    if (n >= 0 && n <= WP_MATCH_PEND && __atomic_load_n(&wp_match_untwinned, __ATOMIC_RELAXED) == 0) {
-        memcpy(p->fcopy, r, (size_t)n * sizeof *r);
-        p->ncopy = n;
-        p->n = -1;
-        return;
-    }
-#endif
     for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
         wp_take_one(p, i, PMPI_Request_f2c(r[i]));
 }
