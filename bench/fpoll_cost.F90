@@ -13,7 +13,9 @@
 !   fpoll_cost testany_ns=.. testany_pmpi_ns=.. testany_added_ns=..
 !              calls=N repeats=R requests=Q
 ! with the medians over repeats of the MPI ns per call, the PMPI ns per
-! call, and of MPI - PMPI within a repeat.
+! call, and of MPI - PMPI within a repeat.  Open MPI only: MPICH's Fortran
+! PMPI_ names are aliases of its MPI_ ones, which call the C MPI_
+! functions, so there the baseline goes through waitprof's C wrappers.
 module fpc
   implicit none
 contains
