@@ -486,7 +486,10 @@ static uint64_t wp_call_ids;
 /* Entries without a twin (C handles only): while there is one, a Fortran
  * completion call could complete it and would not find it by its Fortran
  * handle, so it looks its handles up before the call instead.  Written
- * under wp_match_mu. */
+ * under wp_match_mu, read without it (wp_match_ftake): read stale, it can
+ * only let a Fortran call miss a request another thread posted from C
+ * meanwhile, whose instance then stays unmatched (counted), as a stale
+ * filter count can. */
 unsigned long wp_match_untwinned;
 /* The Fortran handle of the receive the calling thread is posting
  * (wp_match_firecv), as a key; 0 for a C call. */
