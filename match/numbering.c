@@ -847,9 +847,27 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
         wp_done(p, c, sts, NULL, all, one, list, NULL, nlist, enter, early);
 }
 
+void wp_match_fforget(const void *freq)
+{
+#if WP_FTWIN
+    uintptr_t key = wp_fkey(*(const MPI_Fint *)freq);
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED) ||
+        !__atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    wp_pend_drop(key);
+    pthread_mutex_unlock(&wp_match_mu);
+#else
+    (void)freq;
+#endif
+}
+
 void wp_match_firecv(const void *freq, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause)
 {
     MPI_Fint f = *(const MPI_Fint *)freq;
+    /* A receive that is not chosen adds no twin, so a stale one of its
+     * Fortran handle goes first; a chosen one replaces it anyway. */
+    wp_match_fforget(freq);
 #if WP_FTWIN
     wp_ftwin_key = wp_fkey(f);
 #endif

@@ -620,6 +620,13 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
  * Fortran handle too (wp_match_firecv: wp_match_irecv for the Fortran
  * handle at freq). */
 void wp_match_firecv(const void *freq, int source, int tag, MPI_Comm comm, uint64_t enter, uint64_t cause);
+/* A request the Fortran bindings just made (at freq) has a Fortran handle
+ * a followed request had before, which may have left a twin behind (a
+ * completion waitprof did not see, as a nested call's): the stale twin is
+ * dropped, or a Fortran completion call of the new request would take it
+ * for the old one.  The C wrappers do the same for C handles
+ * (wp_match_forget). */
+void wp_match_fforget(const void *freq);
 /* Twins need a key bit no C handle has (numbering.c, wp_fkey). */
 #if UINTPTR_MAX > 0xffffffffu
 #define WP_FTWIN 1

@@ -801,11 +801,14 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
         out.append("        wp_match_firecv(a%d, %s, %s, %s, %s, %s);" % (r, F(s_), F(t), C(c), enter, cause))
     elif name in MATCH_PINIT and rq is not None:
         d, p_, t, c = MATCH_PINIT[name]
+        out.append("        wp_match_fforget(a%d);" % rq)
         out.append("        wp_match_pinit(PMPI_Request_f2c(%s), %d, %s, %s, %s);" % (F(rq), d, F(p_), F(t), C(c)))
     elif icoll is not None and rq is not None:
+        out.append("        wp_match_fforget(a%d);" % rq)
         out.append("        wp_match_icoll(PMPI_Request_f2c(%s), %s, %s, %s, %s);"
                    % (F(rq), C(names.index("comm")), icoll, enter, cause))
     elif opts.get("req") not in (None, "free") and rq is not None:
+        out.append("        wp_match_fforget(a%d);" % rq)
         out.append("        wp_match_forget(PMPI_Request_f2c(%s));" % F(rq))
     if cls in MATCH_COLL and "comm" in names:
         out.append("        wp_match_coll(&wp_mc, %s, wp_mc.role == WP_ROLE_ROOT, %s, %s);" % (C(names.index("comm")), enter, cause))
