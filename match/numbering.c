@@ -476,10 +476,8 @@ struct wp_pendrecv {
      * its C handle and under its Fortran one (wp_fkey), each entry naming
      * the other's key in twin, so that a Fortran completion call finds it
      * by the Fortran handle it copied before the call (wp_match_ftake).
-     * ftwin marks the Fortran one, which does not count in
-     * wp_match_wild. */
+     * Only the C one counts in wp_match_wild (wp_pend_is_fkey). */
     uintptr_t twin;
-    int ftwin;
 };
 static struct wp_pendrecv pend[WP_PEND_SLOTS];
 static uint64_t wp_call_ids;
@@ -501,6 +499,16 @@ static __thread uintptr_t wp_ftwin_key __attribute__((tls_model("initial-exec"))
 static inline uintptr_t wp_fkey(MPI_Fint f)
 {
     return ((uintptr_t)1 << 63) | (uint32_t)f;
+}
+static inline int wp_pend_is_fkey(uintptr_t key)
+{
+    return (int)(key >> 63);
+}
+#else
+static inline int wp_pend_is_fkey(uintptr_t key)
+{
+    (void)key;
+    return 0;
 }
 #endif
 
@@ -551,7 +559,7 @@ static void wp_pend_remove_one(struct wp_pendrecv *e)
     uint8_t *f = &pend_filter[wp_pend_bucket(e->key)];
     if (*f < 255)
         __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
-    if (e->wild && !e->ftwin)
+    if (e->wild && !wp_pend_is_fkey(e->key))
         __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
@@ -576,20 +584,6 @@ static void wp_pend_remove(struct wp_pendrecv *e)
         wp_pend_remove_one(t);
 }
 
-void wp_match_forget(MPI_Request req)
-{
-    uintptr_t key = wp_rkey(req);
-    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED) || key == 0 ||
-        !__atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
-        return;
-    pthread_mutex_lock(&wp_match_mu);
-    struct wp_pendrecv *e = wp_pend_find(key);
-    if (e) {
-        wp_match_nbc_forget_locked(e->coll);
-        wp_pend_remove(e);
-    }
-    pthread_mutex_unlock(&wp_match_mu);
-}
 
 /* With wp_match_mu held: a stale entry of the same handle value (and its
  * twin) is dropped. */
@@ -601,6 +595,23 @@ static void wp_pend_drop(uintptr_t key)
         wp_pend_remove(e);
     }
 }
+/* A followed request's entry (and its twin) dropped, if the filter says
+ * key may have one; the lock is taken only then. */
+static void wp_forget_key(uintptr_t key)
+{
+    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED) || key == 0 ||
+        !__atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
+        return;
+    pthread_mutex_lock(&wp_match_mu);
+    wp_pend_drop(key);
+    pthread_mutex_unlock(&wp_match_mu);
+}
+
+void wp_match_forget(MPI_Request req)
+{
+    wp_forget_key(wp_rkey(req));
+}
+
 /* With wp_match_mu held: a new entry of key, which wp_pend_drop left
  * absent, zeroed but for its key and counted as without a twin; NULL when
  * too many are in flight.  It moves no other entry. */
@@ -652,7 +663,6 @@ static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint
         if (f) {
             *f = *e;
             f->key = fk;
-            f->ftwin = 1;
             f->twin = key;
             e->twin = fk;
             __atomic_store_n(&wp_match_untwinned, wp_match_untwinned - 2, __ATOMIC_RELAXED);
@@ -850,13 +860,7 @@ void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status
 void wp_match_fforget(const void *freq)
 {
 #if WP_FTWIN
-    uintptr_t key = wp_fkey(*(const MPI_Fint *)freq);
-    if (!__atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED) ||
-        !__atomic_load_n(&pend_filter[wp_pend_bucket(key)], __ATOMIC_RELAXED))
-        return;
-    pthread_mutex_lock(&wp_match_mu);
-    wp_pend_drop(key);
-    pthread_mutex_unlock(&wp_match_mu);
+    wp_forget_key(wp_fkey(*(const MPI_Fint *)freq));
 #else
     (void)freq;
 #endif
