@@ -879,11 +879,24 @@ void wp_match_firecv(const void *freq, int source, int tag, MPI_Comm comm, uint6
     wp_ftwin_key = 0;
 }
 
+/* The thread's copy holds Fortran handles as well as C ones. */
+_Static_assert(sizeof(MPI_Fint) <= sizeof(MPI_Request), "wp_long holds as many Fortran handles as C ones");
+
 void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *count)
 {
     p->n = p->want_status = p->ncopy = 0;
     const MPI_Fint *r = freqs;
     int n = count ? *(const MPI_Fint *)count : 1;
+    /* A longer array of twinned requests goes to the thread's copy, as a
+     * C one does (wp_match_take_other), and its completed requests are
+     * looked up after the call by their Fortran handles. */
+    if (WP_FTWIN && n > WP_MATCH_PEND && __atomic_load_n(&wp_match_untwinned, __ATOMIC_RELAXED) == 0 &&
+        wp_long_room(n)) {
+        memcpy(wp_long, r, (size_t)n * sizeof *r);
+        p->ncopy = n;
+        p->n = -1;
+        return;
+    }
     for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
         wp_take_one(p, i, PMPI_Request_f2c(r[i]));
 }
@@ -894,17 +907,18 @@ void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *cou
  * Fortran indices (from 1). */
 static void wp_ftake_completed(struct wp_mpend *p, int all, int one, const MPI_Fint *flist, int nlist)
 {
+    const MPI_Fint *copy = p->ncopy > WP_MATCH_PEND ? (const MPI_Fint *)wp_long : p->fcopy;
     p->n = 0;
     if (all)
         for (int i = 0; i < p->ncopy; i++)
-            wp_take_key(p, i, wp_fkey(p->fcopy[i]));
+            wp_take_key(p, i, wp_fkey(copy[i]));
     else if (one != -1) {
         if (one >= 0 && one < p->ncopy)
-            wp_take_key(p, one, wp_fkey(p->fcopy[one]));
+            wp_take_key(p, one, wp_fkey(copy[one]));
     } else
         for (int q = 0; flist && q < nlist; q++)
             if (flist[q] >= 1 && flist[q] <= p->ncopy)
-                wp_take_key(p, flist[q] - 1, wp_fkey(p->fcopy[flist[q] - 1]));
+                wp_take_key(p, flist[q] - 1, wp_fkey(copy[flist[q] - 1]));
 }
 #endif
 

@@ -565,7 +565,7 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
  * on entry, no wait) until now.  So a poll that completes nothing costs
  * the copy, neither a lookup nor a lock.  Longer arrays are copied into a
  * buffer of the thread's (numbering.c, wp_long_room).  The Fortran
- * bindings copy up to WP_MATCH_PEND Fortran handles while every followed
+ * bindings copy their Fortran handles the same way while every followed
  * receive was posted through them (wp_match_firecv), and look the
  * completed ones up by their Fortran handles.  Other calls (arrays longer
  * than the buffer holds, Fortran calls while a followed request has no

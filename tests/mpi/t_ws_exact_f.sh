@@ -12,7 +12,8 @@
 # wrappers see these calls there; MPICH's call the C functions, whose
 # wrappers then stand aside.  As t_ws_exact_nbc.sh: every truth within 5 %
 # or 5 ms, the rows measured from at least one matched instance, the
-# largest truth at least 0.5 s (8 x 0.08 s injected).
+# largest truth at least 0.5 s (8 x 0.08 s injected).  Then the last mode
+# again with 70 null requests after the receive (WS_NULLS).
 . "$(dirname "$0")/../lib.sh"
 [ -n "$MPIFC" ] || wp_skip "no MPI Fortran compiler"
 WP_WAITS_REL=0.05 WP_WAITS_ABS=0.005
@@ -27,4 +28,16 @@ for src in wrappers default; do
     wp_note "--- source: $src"
     wp_check_exact 2 5 0.5 "$WP_BUILDDIR/tests/mpi/ws_exact_f" 0.08 8
     wp_check_exact 2 4 0.5 "$WP_BUILDDIR/tests/mpi/ws_exact_f08" 0.08 8
+done
+# The same receive in an array of 71 handles (70 null requests after it),
+# longer than the 64 Fortran handles copied on the stack: the copy goes to
+# the thread's own buffer (match/numbering.c, wp_match_ftake_other) and the
+# receive is still found by its Fortran handle after the call.
+WS_NULLS=70
+export WS_NULLS
+for prog in ws_exact_f ws_exact_f08; do
+    n=$([ $prog = ws_exact_f ] && echo 5 || echo 4)
+    wp_check_exact 2 $n 0.5 "$WP_BUILDDIR/tests/mpi/$prog" 0.08 8
+    grep -q '^info rank=0 completion_handles=71$' "$WP_TMP/waits-$WP_WAITS_N.stdout" ||
+        wp_fail "$prog with WS_NULLS=70: the program did not make a 71-handle array"
 done

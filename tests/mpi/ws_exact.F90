@@ -19,7 +19,10 @@
 !      (waitprof copies the Fortran handles and finds the completed one by
 !      its Fortran handle afterwards): max(0, send entry - MPI_WAITANY entry).
 !      With mpi_f08, MPI_WAITALL: MPICH 4.0's mpi_f08 MPI_WAITANY returns
-!      the index less one, which names no request here.
+!      the index less one, which names no request here.  WS_NULLS (default
+!      1) null requests follow the receive: more than 63 make an array
+!      longer than the 64 handles waitprof copies on its stack, and rank 0
+!      prints "info rank=0 completion_handles=N".
 ! Times: system_clock, CLOCK_MONOTONIC in gfortran, shared by the ranks of
 ! one machine.  Rank 0 (and rank 0 and 1 for the NxN wait) prints
 ! "truth rank=R pattern=P function=F wait=S".
@@ -59,13 +62,15 @@ program ws_exact_f
   use wse
   implicit none
 #ifdef WP_F08
-  type(MPI_Request) :: req, preq, reqs(2)
+  type(MPI_Request) :: req, preq
+  type(MPI_Request), allocatable :: reqs(:)
   type(MPI_Comm) :: sync
   type(MPI_Message) :: msg
 #else
-  integer :: req, preq, sync, msg, reqs(2)
+  integer :: req, preq, sync, msg
+  integer, allocatable :: reqs(:)
 #endif
-  integer :: ierr, rank, size, r, rounds, idx
+  integer :: ierr, rank, size, r, rounds, idx, nulls, ln, st
   double precision :: delay, entry, mine, latest, pbuf, x, y, tnxn, tpers, tprobe, tany
   character(len=32) :: arg
   call MPI_INIT(ierr)
@@ -82,6 +87,11 @@ program ws_exact_f
     read (arg, *) rounds
   end if
   if (size /= 2) call MPI_ABORT(MPI_COMM_WORLD, 2, ierr)
+  nulls = 1
+  call get_environment_variable('WS_NULLS', arg, ln, st)
+  if (st == 0 .and. ln > 0) read (arg, *) nulls
+  allocate(reqs(nulls + 1))
+  if (rank == 0 .and. nulls /= 1) write (*, '(a,i0)') 'info rank=0 completion_handles=', nulls + 1
   call MPI_COMM_DUP(MPI_COMM_WORLD, sync, ierr)
   if (rank == 1) then
     call MPI_SEND_INIT(pbuf, 1, MPI_DOUBLE_PRECISION, 0, 5, MPI_COMM_WORLD, preq, ierr)
@@ -133,12 +143,12 @@ program ws_exact_f
       call MPI_SEND(x, 1, MPI_DOUBLE_PRECISION, 0, 8, MPI_COMM_WORLD, ierr)
     else
       call MPI_IRECV(y, 1, MPI_DOUBLE_PRECISION, 1, 8, MPI_COMM_WORLD, reqs(1), ierr)
-      reqs(2) = MPI_REQUEST_NULL
+      reqs(2:) = MPI_REQUEST_NULL
       entry = now()
 #ifdef WP_F08
-      call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+      call MPI_WAITALL(nulls + 1, reqs, MPI_STATUSES_IGNORE, ierr)
 #else
-      call MPI_WAITANY(2, reqs, idx, MPI_STATUS_IGNORE, ierr)
+      call MPI_WAITANY(nulls + 1, reqs, idx, MPI_STATUS_IGNORE, ierr)
 #endif
       tany = tany + max(0d0, y - entry)
     end if
