@@ -132,3 +132,13 @@ tests_unit_test_prefault_SOURCES = tests/unit/test_prefault.c state/prefault.c s
 tests_unit_test_prefault_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
 tests_unit_test_prefault_LDADD = $(CHECK_LIBS)
 endif
+
+# --- the choice of matched instances, a pure function of the number
+# (tests/unit/test_match_choice.c, match/types.h).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_match_choice
+TESTS += tests/unit/test_match_choice
+tests_unit_test_match_choice_SOURCES = tests/unit/test_match_choice.c match/types.h
+tests_unit_test_match_choice_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_match_choice_LDADD = $(CHECK_LIBS)
+endif
