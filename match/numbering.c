@@ -789,15 +789,7 @@ void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n)
     p->n = 0;
     p->ncopy = 0;
     p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
-    if (n >= 0 && n <= 8) {
-        /* A few handles by a loop: a call of the library's copy costs more
-         * (measured with bench/poll_cost's isendrecv, two handles). */
-        for (int i = 0; i < n; i++)
-            p->copy[i] = reqs[i];
-        p->ncopy = n;
-        p->n = -1;
-        return;
-    }
+    /* Up to WP_MATCH_PEND handles are copied inline (wp_match_take). */
     if (n > WP_MATCH_PEND && wp_long_room(n)) {
         memcpy(wp_long, reqs, (size_t)n * sizeof *reqs);
         p->ncopy = n;
