@@ -784,18 +784,27 @@ static int wp_long_room(int n)
     return 1;
 }
 
+/* An array longer than WP_MATCH_PEND handles of size bytes each into the
+ * thread's copy, for the C and the Fortran takes; 0 when there is no room
+ * (the caller then looks the handles up before the call). */
+static int wp_take_long(struct wp_mpend *p, const void *src, int n, size_t size)
+{
+    if (!wp_long_room(n))
+        return 0;
+    memcpy(wp_long, src, (size_t)n * size);
+    p->ncopy = n;
+    p->n = -1;
+    return 1;
+}
+
 void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     p->n = 0;
     p->ncopy = 0;
     p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
     /* Up to WP_MATCH_PEND handles are copied inline (wp_match_take). */
-    if (n > WP_MATCH_PEND && wp_long_room(n)) {
-        memcpy(wp_long, reqs, (size_t)n * sizeof *reqs);
-        p->ncopy = n;
-        p->n = -1;
+    if (n > WP_MATCH_PEND && wp_take_long(p, reqs, n, sizeof *reqs))
         return;
-    }
     for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
         wp_take_one(p, i, reqs[i]);
 }
@@ -883,12 +892,8 @@ void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *cou
      * C one does (wp_match_take_other), and its completed requests are
      * looked up after the call by their Fortran handles. */
     if (WP_FTWIN && n > WP_MATCH_PEND && __atomic_load_n(&wp_match_untwinned, __ATOMIC_RELAXED) == 0 &&
-        wp_long_room(n)) {
-        memcpy(wp_long, r, (size_t)n * sizeof *r);
-        p->ncopy = n;
-        p->n = -1;
+        wp_take_long(p, r, n, sizeof *r))
         return;
-    }
     for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
         wp_take_one(p, i, PMPI_Request_f2c(r[i]));
 }
