@@ -10,7 +10,7 @@
 #   BENCH  pingpong (bench/pingpong.c 5000 181 1 1, 2 ranks: lat_added_ns,
 #          the in-run added ns per one-way trip) or poll_cost
 #          (bench/poll_cost.c 200000 9 world, 1 rank: test_added_ns,
-#          testany_added_ns, iprobe_added_ns)
+#          testany_added_ns, iprobe_added_ns, isendrecv_added_ns)
 #   LIB    a libwaitprof.so, "default" (BUILD_DIR's) or "lean" (BUILD_DIR's
 #          with WAITPROF_LEAN=1)
 # Each round runs every NAME once, in an order that rotates between rounds,
@@ -33,7 +33,7 @@ case $ROUNDS in
 esac
 case $BENCH in
 pingpong) NP=2 ARGS="5000 181 1 1" KEYS="lat_added_ns" ;;
-poll_cost) NP=1 ARGS="200000 9 world" KEYS="test_added_ns testany_added_ns iprobe_added_ns" ;;
+poll_cost) NP=1 ARGS="200000 9 world" KEYS="test_added_ns testany_added_ns iprobe_added_ns isendrecv_added_ns" ;;
 *) echo "bench/pairs.sh: BENCH must be pingpong or poll_cost" >&2; exit 2 ;;
 esac
 [ -r "$BUILD/tests/env.sh" ] || { echo "bench/pairs.sh: $BUILD/tests/env.sh not found (not a configured build dir?)" >&2; exit 2; }

@@ -603,9 +603,17 @@ static inline __attribute__((always_inline)) void wp_take_copy(struct wp_mpend *
     p->n = -1;
     if (n <= 8) {
         /* A few handles by a loop: a call of the library's copy costs more
-         * (bench/poll_cost's isendrecv, two handles). */
-        for (int i = 0; i < n; i++)
+         * (bench/poll_cost's isendrecv, two handles).  The empty asm hides
+         * the index from GCC, which otherwise turns the loop into "rep
+         * movsq" for pointer handles (Open MPI's): 7.1 ns for two handles
+         * against 2.2 by the loop on the AMD EPYC test machine (20
+         * million copies each).  A count known when compiling (MPI_Test's
+         * one) needs no asm: it becomes that many moves. */
+        for (int i = 0; i < n; i++) {
             memcpy((char *)dst + (size_t)i * size, (const char *)src + (size_t)i * size, size);
+            if (!__builtin_constant_p(n))
+                __asm__("" : "+r"(i));
+        }
         return;
     }
     /* Through an empty asm the compiler no longer knows the size is at
