@@ -479,6 +479,7 @@ struct wp_pendrecv {
      * Only the C one counts in wp_match_wild (wp_pend_is_fkey). */
     uintptr_t twin;
 };
+const struct wp_mcat wp_mcat_none;
 static struct wp_pendrecv pend[WP_PEND_SLOTS];
 static uint64_t wp_call_ids;
 /* Entries without a twin (C handles only): while there is one, a Fortran

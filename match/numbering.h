@@ -635,7 +635,10 @@ static inline void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, in
     wp_match_take_other(p, reqs, n);
 }
 /* done(i): whether request i completed: all (Wait, Waitall), one index
- * (Waitany), or a list (Waitsome). */
+ * (Waitany), or a list (Waitsome).  c is the call's category for the
+ * records; the tests, which record nothing themselves, pass
+ * wp_mcat_none (all zero) rather than filling one on their path. */
+extern const struct wp_mcat wp_mcat_none;
 void wp_match_done(struct wp_mpend *p, const struct wp_mcat *c, const MPI_Status *sts, int all, int one,
                    const int *list, int nlist, uint64_t enter, int early);
 

@@ -395,10 +395,26 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
         out.append("    if (%s)" % cond)
         out.append("        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early))
         # A completion that recorded no receive ends the thread's link to
-        # its last recorded one (match/numbering.h, wp_mprev).
-        out.append("    else if (wp_t && wp_match_on)")
+        # its last recorded one (match/numbering.h, wp_mprev); a test that
+        # completed nothing received nothing, and leaves it.
+        out.append("    else if (wp_t && wp_match_on%s)" % (" && *%s" % names[m["flag"]] if "flag" in m else ""))
         out.append("        wp_mprev.chan = 0;")
     return out
+
+
+def declare_mcat(out, at, start=0):
+    """Declares wp_mc, the call's category for its records, at out[at] if
+    out[start:] uses it.  A call that records nothing itself (a test) only
+    hands it to wp_match_done, all zero: it passes waitprof's zero
+    category instead, and stores nothing on its path."""
+    uses = [l for l in out[start:] if "wp_mc" in l]
+    if not uses:
+        return
+    if all("done(&wp_mp, &wp_mc," in l for l in uses):
+        for i in range(start, len(out)):
+            out[i] = out[i].replace("&wp_mc,", "&wp_mcat_none,")
+        return
+    out.insert(at, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
 
 
 def traffic_lines(name, names, known=None, cond=""):
@@ -582,8 +598,7 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         # channel, and tells the next one its number (wp_match_sent).
         out += match_lines(name, cls, opts, names, early, rq,
                            " && wp_timed" if untimed and name not in MATCH_SEND else "")
-        if any("wp_mc" in l for l in out):
-            out.insert(1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
+        declare_mcat(out, 1)
     out.append("    wp_leave(wp_t);")
     if "after" in opts:
         out.append("    if (wp_t) %s(wp_rc);" % opts["after"])
@@ -828,7 +843,8 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
             args = "0, NULL, a%d, a%d" % (m["idx"], m["out"])
         out.append("    if (%s)" % cond)
         out.append("        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early))
-        out.append("    else if (wp_r && wp_match_on)")
+        out.append("    else if (wp_r && wp_match_on%s)"
+                   % (" && *(const MPI_Fint *)a%d" % m["flag"] if "flag" in m else ""))
         out.append("        wp_mprev.chan = 0;")
     return out
 
@@ -928,8 +944,7 @@ def gen_f(name, cls, opts, names, decls):
             out += ftraffic_lines(name, names, nargs)
             out += fmatch_lines(name, cls, opts, names, nargs, fname, early, rq)
         if any("wp_mc" in l for l in out[start:]):
-            k = next(i for i in range(start, len(out)) if "wp_enter(" in out[i])
-            out.insert(k + 1, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
+            declare_mcat(out, next(i for i in range(start, len(out)) if "wp_enter(" in out[i]) + 1, start)
         out.append("    wp_leave(wp_t);")
         if "after" in opts:
             out.append("    if (wp_t) %s(a%d ? *(MPI_Fint *)a%d : MPI_SUCCESS);"
