@@ -14,7 +14,15 @@ for r in 0 1; do
     [ "$(wp_meta "$meta" threads)" = 5 ] || wp_fail "rank $r sampled $(wp_meta "$meta" threads) threads"
     s=$(wp_meta "$meta" samples); d=$(wp_meta "$meta" dropped_loader); f=$(wp_meta "$meta" dropped_full)
     wp_note "rank $r: samples=$s dropped_loader=$d dropped_full=$f unwind_failures=$(wp_meta "$meta" unwind_failures)"
-    [ "$s" -gt $((secs * 5000)) ] || wp_fail "rank $r: only $s samples in ${secs}s at 5 kHz x 5 threads"
+    # Each timer expiration is either a sample (weighted by its overruns)
+    # or counted as dropped, so together they are the expirations of 5
+    # threads at 5 kHz: the sampler keeping pace.  How many land inside
+    # dlopen/dlclose, and are dropped, depends on how long those take under
+    # the machine's load (on MPICH about half), so the samples alone are
+    # only required to be there.
+    t=$((s + d + f)) n=$((secs * 5000 * 5))
+    [ "$t" -ge $((n * 8 / 10)) ] || wp_fail "rank $r: $t timer expirations accounted (samples + dropped) in ${secs}s at 5 kHz x 5 threads, expected about $n"
+    [ "$s" -gt $((secs * 500)) ] || wp_fail "rank $r: only $s samples kept in ${secs}s at 5 kHz x 5 threads"
     dropped=$((dropped + d))
 done
 [ "$dropped" -gt 0 ] || wp_fail "no sample was dropped during dlopen/dlclose: the guard is not counting"
