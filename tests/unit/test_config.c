@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "state/config.h"
+#include "tests/unit/unit.h"
 
 /* --- the fake environment and the captured report ------------------------- */
 
@@ -896,9 +897,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(config_suite(), 1);
 }

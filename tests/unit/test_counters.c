@@ -16,6 +16,7 @@
 
 #include "sampler/counters.h"
 #include "sampler/ctr_backend.h"
+#include "tests/unit/unit.h"
 
 static char said[8][1024];
 static int nsaid;
@@ -241,9 +242,5 @@ int main(void)
     tcase_add_test(tc, papi_name_counts_somewhere);
     tcase_add_test(tc, one_file_per_counter);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return wp_unit_run(s, 1);
 }

@@ -15,6 +15,7 @@
 #include "format/select.h"
 #include "report/model.h"
 #include "report/report.h"
+#include "tests/unit/unit.h"
 
 static char dir[64];
 
@@ -234,9 +235,5 @@ int main(void)
     tcase_add_test(tc, test_detail_block);
     tcase_add_test(tc, test_site_fit);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return wp_unit_run(s, 1);
 }

@@ -22,6 +22,7 @@
 
 #include "format/folded.h"
 #include "symbols/names.h"
+#include "tests/unit/unit.h"
 
 /* --- wp_frame_sanitize --------------------------------------------------------- */
 
@@ -513,9 +514,5 @@ static Suite *folded_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(folded_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(folded_suite(), 1);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "state/functions.h"
+#include "tests/unit/unit.h"
 
 struct spelling {
     const char *symbol;
@@ -185,9 +186,5 @@ static Suite *functions_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(functions_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(functions_suite(), 1);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "match/types.h"
+#include "tests/unit/unit.h"
 
 START_TEST(test_first_and_blocks)
 {
@@ -138,9 +139,5 @@ int main(void)
     tcase_add_test(tc, test_thinning_count);
     tcase_add_test(tc, test_after);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return wp_unit_run(s, 1);
 }

@@ -26,6 +26,7 @@
 #include "format/format.h"
 #include "sampler/unwind.h"
 #include "symbols/offline.h"
+#include "tests/unit/unit.h"
 
 __attribute__((noinline)) int offline_target(int x)
 {
@@ -235,9 +236,5 @@ int main(void)
     tcase_add_test(tc, test_self_left_out);
     tcase_add_test(tc, test_not_named);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(s, 1);
 }

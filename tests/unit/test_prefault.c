@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "state/prefault.h"
+#include "tests/unit/unit.h"
 
 static size_t page(void)
 {
@@ -115,9 +116,5 @@ static Suite *prefault_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(prefault_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(prefault_suite(), 1);
 }

@@ -25,6 +25,7 @@
 #include "format/folded.h"
 #include "report/summary.h"
 #include "report/svg.h"
+#include "tests/unit/unit.h"
 
 struct in_line {
     const char *stack;
@@ -679,9 +680,5 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(report_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(report_suite(), 1);
 }

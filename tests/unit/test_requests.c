@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "mpit/requests.h"
+#include "tests/unit/unit.h"
 
 static int stall(int k)
 {
@@ -226,10 +227,5 @@ int main(void)
     tcase_add_test(tc, contention);
     tcase_add_test(tc, full_table);
     suite_add_tcase(s, tc);
-    SRunner *r = srunner_create(s);
-    srunner_set_fork_status(r, CK_NOFORK);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? 1 : 0;
+    return wp_unit_run(s, 0);
 }

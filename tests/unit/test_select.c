@@ -9,6 +9,7 @@
 
 #include "state/config.h"
 #include "format/select.h"
+#include "tests/unit/unit.h"
 
 static char why[256], note[512], text[512];
 
@@ -344,9 +345,5 @@ int main(void)
     tcase_add_test(tc, test_config_bad_values);
     tcase_add_test(tc, test_config_good_values);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(s, 1);
 }

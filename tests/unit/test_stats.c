@@ -16,6 +16,7 @@
 #include "profile/calls.h"
 #include "state/clock.h"
 #include "state/functions.h"
+#include "tests/unit/unit.h"
 
 START_TEST(test_size_class)
 {
@@ -406,9 +407,5 @@ int main(void)
     tcase_add_test(tc, test_req_table);
     tcase_add_test(tc, test_calls_from_categories);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return wp_unit_run(s, 1);
 }

@@ -24,6 +24,7 @@
 #include "sampler/timeline.h"
 #include "state/clock.h"
 #include "waitprof.h"
+#include "tests/unit/unit.h"
 
 /* The used entry holding exactly (state, fn, ips[0..n)), or NULL. */
 static const struct wp_stack_entry *find(const struct wp_store *s, int state, int fn, const uintptr_t *ips,
@@ -798,9 +799,5 @@ static Suite *store_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(store_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return wp_unit_run(store_suite(), 1);
 }

@@ -22,6 +22,7 @@
 #include <libunwind.h>
 
 #include "sampler/unwind.h"
+#include "tests/unit/unit.h"
 
 #define MAXF 64
 
@@ -398,9 +399,5 @@ int main(void)
     tcase_add_test(tc, test_unknown_pc);
     tcase_add_test(tc, test_truncated);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return wp_unit_run(s, 1);
 }
