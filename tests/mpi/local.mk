@@ -87,6 +87,12 @@ tests/mpi/ws_exact_f: $(srcdir)/tests/mpi/ws_exact.F90
 tests/mpi/ws_exact_f08: $(srcdir)/tests/mpi/ws_exact.F90
 	$(AM_V_GEN)$(MKDIR_P) tests/mpi/xf08 && $(MPIFC) -g -O1 -DWP_F08 -J tests/mpi/xf08 -o $@ $(srcdir)/tests/mpi/ws_exact.F90
 CLEANFILES += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
+# A followed receive completed unseen, its Fortran handle then reused
+# (t_ws_fforget.sh).
+check_SCRIPTS += tests/mpi/ws_fforget_f
+tests/mpi/ws_fforget_f: $(srcdir)/tests/mpi/ws_fforget.F90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/ff && $(MPIFC) -g -O1 -J tests/mpi/ff -o $@ $(srcdir)/tests/mpi/ws_fforget.F90
+CLEANFILES += tests/mpi/ws_fforget_f
 # Inlined frames (t_inlined.sh): -O2, so that gfortran inlines the
 # program's internal procedures.
 check_SCRIPTS += tests/mpi/inlined_f
@@ -100,12 +106,12 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
-	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_chain.sh tests/mpi/t_ws_rounds.sh \
+	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_fforget.sh tests/mpi/t_ws_chain.sh tests/mpi/t_ws_rounds.sh \
 	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_mix.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh \
 	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
 	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh tests/mpi/t_overflow.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/ws_fforget.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
 	$(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.
