@@ -20,19 +20,14 @@ set -eu
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-3}
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 export WAITPROF_LIB="$WP_LIB" WAITPROF_QUIET=1
 OUT=$BUILD/bench-out/finalize.$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
+BENCH_MPIRUN_TIMEOUT=300 BENCH_MPIRUN_OMPI="--mca btl_vader_single_copy_mechanism none"
 run() { # NP (WAITPROF_OUT and WAITPROF_RANKS exported by the caller)
-    case $MPI_FLAVOR in
-    openmpi) timeout 300 "$MPIEXEC" --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 \
-                 --mca btl_vader_single_copy_mechanism none -np "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" \
-                 -s 200 -n 20000 -u 2 -i 0.05 >/dev/null ;;
-    *) timeout 300 "$MPIEXEC" -n "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" -s 200 -n 20000 -u 2 -i 0.05 \
-           >/dev/null ;;
-    esac
+    bench_mpirun "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" -s 200 -n 20000 -u 2 -i 0.05 >/dev/null
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "load: $(uptime)"
 printf '| ranks | sampled | finalize s | of which estimator s | output bytes | files |\n|---|---|---|---|---|---|\n'
 for np in 2 4 8 16 32; do
@@ -49,8 +44,8 @@ for np in 2 4 8 16 32; do
             ls "$d" | wc -l >>"$OUT/n.txt"
             r=$((r + 1))
         done
-        printf '| %d | %s | %.3f | %.3f | %d | %d |\n' "$np" "$sel" "$(median <"$OUT/f.txt")" \
-            "$(median <"$OUT/e.txt")" "$(median <"$OUT/b.txt")" "$(median <"$OUT/n.txt")"
+        printf '| %d | %s | %.3f | %.3f | %d | %d |\n' "$np" "$sel" "$(bench_median <"$OUT/f.txt")" \
+            "$(bench_median <"$OUT/e.txt")" "$(bench_median <"$OUT/b.txt")" "$(bench_median <"$OUT/n.txt")"
     done
 done
 echo

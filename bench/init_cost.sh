@@ -46,6 +46,7 @@ case $ROUNDS in
 esac
 [ -r "$BUILD/tests/env.sh" ] || { echo "bench/init_cost.sh: $BUILD/tests/env.sh not found" >&2; exit 2; }
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 [ -r "$WP_LIB" ] || { echo "bench/init_cost.sh: $WP_LIB not found; run make in $BUILD first" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")" && pwd)
 
@@ -61,20 +62,7 @@ RAW=$OUT/raw.tsv
 printf 'round\tranks\tconfig\tload1\tinit_ms\tfinalize_ms\twall_s\tsource\tinit_cpu_ms\tfinalize_cpu_ms\tinit_faults\tfinalize_faults\n' >"$RAW"
 $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$OUT/bin/init_cost" "$SRC/init_cost.c"
 
-mpirun_np() {
-    np=$1; shift
-    case $MPI_FLAVOR in
-    openmpi)
-        root=
-        [ "$(id -u)" = 0 ] && root=--allow-run-as-root
-        yield=
-        [ "$np" -gt 2 ] && yield="--mca mpi_yield_when_idle 1"
-        timeout -k 10 600 "$MPIEXEC" $root --oversubscribe $yield --mca btl_vader_single_copy_mechanism none \
-            -np "$np" "$@" ;;
-    *)
-        timeout -k 10 600 "$MPIEXEC" -n "$np" "$@" ;;
-    esac
-}
+BENCH_MPIRUN_OMPI="--mca btl_vader_single_copy_mechanism none"
 
 # run ROUND NP CONFIG — one run; appends its line to raw.tsv.
 run() {
@@ -85,14 +73,14 @@ run() {
     t0=$(date +%s%N)
     rc=0
     case $c in
-    none) mpirun_np "$np" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
+    none) bench_mpirun "$np" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
     default) WAITPROF_LIB=$WP_LIB WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-                 mpirun_np "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
+                 bench_mpirun "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
     lean) WAITPROF_LIB=$WP_LIB WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 WAITPROF_LEAN=1 \
-              mpirun_np "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
+              bench_mpirun "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
     wrappers | mpit | peruse)
         WAITPROF_LIB=$WP_LIB WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 WAITPROF_SOURCE=$c \
-            mpirun_np "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
+            bench_mpirun "$np" "$WP_LAUNCHER" "$OUT/bin/init_cost" >"$log" 2>&1 || rc=$? ;;
     *) echo "bench/init_cost.sh: unknown configuration $c" >&2; exit 2 ;;
     esac
     t1=$(date +%s%N)

@@ -35,6 +35,7 @@ set -eu
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-3}
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 STEPS=${BENCH_MS_STEPS:-2000}
 RANKS=${BENCH_MS_RANKS-2 4 8 16 32}
 PS=${BENCH_MS_P:-2 10 100 1000 10000 100000}
@@ -45,14 +46,8 @@ export WAITPROF_LIB="$WP_LIB" WAITPROF_QUIET=1
 OUT=$BUILD/bench-out/match.$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
 run() { # NP (WAITPROF_OUT exported by the caller)
-    case $MPI_FLAVOR in
-    openmpi) timeout 600 "$MPIEXEC" --allow-run-as-root --oversubscribe --mca mpi_yield_when_idle 1 \
-                 -np "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" -s "$STEPS" -n 2000 -u 2 -i 0.05 >/dev/null ;;
-    *) timeout 600 "$MPIEXEC" -n "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" -s "$STEPS" -n 2000 -u 2 -i 0.05 \
-           >/dev/null ;;
-    esac
+    bench_mpirun "$1" "$WP_LAUNCHER" "$BUILD/examples/stencil" -s "$STEPS" -n 2000 -u 2 -i 0.05 >/dev/null
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # meta KEY DIR — KEY's value in every rank's meta file, one a line.
 meta() { cat "$2"/rank.*.meta | sed -n "s/^$1=//p"; }
 {
@@ -74,18 +69,18 @@ for np in $RANKS; do
         WAITPROF_OUT=$d run "$np"
         [ "$(ls "$d"/rank.*.meta | wc -l)" = "$np" ] || { echo "bench/match_scale.sh: $d lacks meta files" >&2; exit 1; }
         meta match_finalize_ns "$d" | sort -g | tail -n 1 >>"$OUT/max.txt"
-        meta match_finalize_ns "$d" | median >>"$OUT/med.txt"
+        meta match_finalize_ns "$d" | bench_median >>"$OUT/med.txt"
         meta match_clock_ns "$d" | sort -g | tail -n 1 >>"$OUT/clk.txt"
         meta match_rounds "$d" | sort -g | tail -n 1 >>"$OUT/rnd.txt"
-        meta match_records "$d" | median >>"$OUT/rec.txt"
+        meta match_records "$d" | bench_median >>"$OUT/rec.txt"
         meta match_held "$d" | sort -g | tail -n 1 >>"$OUT/held.txt"
         # Only the meta files are needed.
         find "$d" -type f ! -name '*.meta' -delete
         r=$((r + 1))
     done
-    printf '| %d | %.2f | %.2f | %.2f | %s | %s | %s | %s–%s |\n' "$np" "$(median <"$OUT/max.txt" | awk '{ print $1 / 1e6 }')" \
-        "$(median <"$OUT/med.txt" | awk '{ print $1 / 1e6 }')" "$(median <"$OUT/clk.txt" | awk '{ print $1 / 1e6 }')" \
-        "$(median <"$OUT/rnd.txt")" "$(median <"$OUT/rec.txt")" "$(median <"$OUT/held.txt")" \
+    printf '| %d | %.2f | %.2f | %.2f | %s | %s | %s | %s–%s |\n' "$np" "$(bench_median <"$OUT/max.txt" | awk '{ print $1 / 1e6 }')" \
+        "$(bench_median <"$OUT/med.txt" | awk '{ print $1 / 1e6 }')" "$(bench_median <"$OUT/clk.txt" | awk '{ print $1 / 1e6 }')" \
+        "$(bench_median <"$OUT/rnd.txt")" "$(bench_median <"$OUT/rec.txt")" "$(bench_median <"$OUT/held.txt")" \
         "$(sort -g "$OUT/load.txt" | head -n 1)" "$(sort -g "$OUT/load.txt" | tail -n 1)"
 done
 

@@ -38,6 +38,7 @@ poll_cost) NP=1 ARGS="200000 9 world" KEYS="test_added_ns testany_added_ns iprob
 esac
 [ -r "$BUILD/tests/env.sh" ] || { echo "bench/pairs.sh: $BUILD/tests/env.sh not found (not a configured build dir?)" >&2; exit 2; }
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")" && pwd)
 SPLIT=${BENCH_PP_SPLIT_US:-0.35}
 BIN="$BUILD/bench-out/bin"
@@ -50,15 +51,6 @@ for spec in "$@"; do
     *) [ -r "$lib" ] || { echo "bench/pairs.sh: $lib not found" >&2; exit 2; } ;;
     esac
 done
-root=
-[ "$MPI_FLAVOR" = openmpi ] && [ "$(id -u)" = 0 ] && root=--allow-run-as-root
-launch() {
-    if [ "$MPI_FLAVOR" = openmpi ]; then
-        timeout -k 10 600 "$MPIEXEC" $root --oversubscribe -np "$NP" "$@"
-    else
-        timeout -k 10 600 "$MPIEXEC" -n "$NP" "$@"
-    fi
-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 n=$#
@@ -78,7 +70,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         line=$(
             [ -n "$lean" ] && export WAITPROF_LEAN=1
             export WAITPROF_LIB="$lib" WAITPROF_HZ=1 WAITPROF_QUIET=1 WAITPROF_OUT="$out/wp"
-            launch "$WP_LAUNCHER" "$BIN/$BENCH" $ARGS 2>&1 | grep "^$BENCH " | head -n 1
+            bench_mpirun "$NP" "$WP_LAUNCHER" "$BIN/$BENCH" $ARGS 2>&1 | grep "^$BENCH " | head -n 1
         ) || true
         [ -n "$line" ] || { echo "bench/pairs.sh: round $r, $name: no result line" >&2; exit 1; }
         vals=

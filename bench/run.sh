@@ -83,6 +83,7 @@ case $ROUNDS in
 esac
 [ -r "$BUILD/tests/env.sh" ] || { echo "bench/run.sh: $BUILD/tests/env.sh not found (not a configured build dir?)" >&2; exit 2; }
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 [ -r "$WP_LIB" ] || { echo "bench/run.sh: $WP_LIB not found; run make in $BUILD first" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")" && pwd)
 
@@ -125,17 +126,6 @@ esac
 # The launcher flags: Open MPI refuses root without --allow-run-as-root, and
 # --oversubscribe lets 2 ranks start on a 2-core machine whatever it counts
 # as slots.  Nothing else is changed from each MPI's defaults.
-mpirun_np() {
-    np=$1; shift
-    case $MPI_FLAVOR in
-    openmpi)
-        root=
-        [ "$(id -u)" = 0 ] && root=--allow-run-as-root
-        timeout -k 10 600 "$MPIEXEC" $root --oversubscribe -np "$np" "$@" ;;
-    *)
-        timeout -k 10 600 "$MPIEXEC" -n "$np" "$@" ;;
-    esac
-}
 
 now_ns() { date +%s%N; }
 
@@ -161,24 +151,24 @@ run() {
     load=$(cut -d' ' -f1 /proc/loadavg)
     t0=$(now_ns)
     case $c in
-    none) mpirun_np "$np" "$@" >"$log" 2>&1 || rc=$? ;;
+    none) bench_mpirun "$np" "$@" >"$log" 2>&1 || rc=$? ;;
     hz*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#hz} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$? ;;
+            bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$? ;;
     src-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_SOURCE=${c#src-} WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+            bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         want_meta source "${c#src-}" ;;
     free-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#free-} WAITPROF_TIMER=free WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+            bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         want_meta timer free ;;
     floor-*)
         # Preloaded by env(1) in each rank, not into the launcher.
-        mpirun_np "$np" env LD_PRELOAD="$BIN/floor_${c#floor-}.so" "$@" >"$log" 2>&1 || rc=$? ;;
+        bench_mpirun "$np" env LD_PRELOAD="$BIN/floor_${c#floor-}.so" "$@" >"$log" 2>&1 || rc=$? ;;
     match0-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#match0-} WAITPROF_MATCH=0 WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+            bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         [ -z "$(sed -n 's/^match_rate=//p' "$wpdir/rank.0.meta" 2>/dev/null)" ] ||
             { echo "bench/run.sh: $b ($c) ran with matching on" >&2; exit 1; } ;;
     ctr-* | split-*)
@@ -186,13 +176,13 @@ run() {
         case $c in split-*) split=1 ;; esac
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=${c#*-} WAITPROF_COUNTERS=task-clock,context-switches \
             WAITPROF_COUNTERS_SPLIT=$split WAITPROF_OUT=$wpdir WAITPROF_QUIET=1 \
-            mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+            bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         want_meta counters task-clock:ns:perf_event,context-switches:events:perf_event
         [ $split = 0 ] || [ -n "$(sed -n 's/^counters_split=//p' "$wpdir/rank.0.meta")" ] ||
             { echo "bench/run.sh: $b ($c) ran without the split" >&2; exit 1; } ;;
     lean-*)
         WAITPROF_LIB=$WP_LIB WAITPROF_HZ=100 WAITPROF_LEAN=1 WAITPROF_SOURCE=${c#lean-} WAITPROF_OUT=$wpdir \
-            WAITPROF_QUIET=1 mpirun_np "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
+            WAITPROF_QUIET=1 bench_mpirun "$np" "$WP_LAUNCHER" "$@" >"$log" 2>&1 || rc=$?
         want_meta source "${c#lean-}"
         want_meta wrappers lean ;;
     esac
@@ -381,7 +371,7 @@ if [ "${BENCH_CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
     # both sides of the subtraction.
     cg="$RES/callgrind.pingpong"
     WAITPROF_LIB=$WP_LIB WAITPROF_HZ=1 WAITPROF_QUIET=1 WAITPROF_OUT="$cg.wp" \
-        mpirun_np 2 "$WP_LAUNCHER" valgrind --tool=callgrind --callgrind-out-file="$cg.%p.out" \
+        bench_mpirun 2 "$WP_LAUNCHER" valgrind --tool=callgrind --callgrind-out-file="$cg.%p.out" \
         "$BIN/pingpong" 2000 3 1 1 >"$cg.log" 2>&1 || {
         echo "bench/run.sh: callgrind ping-pong run failed; see $cg.log" >&2; exit 1; }
     for cgf in "$cg".*.out; do break; done
@@ -408,7 +398,7 @@ case " $ONLY " in
 *" pingpong "*)
     if [ "${WP_HAVE_PERUSE:-0}" = 1 ] && $MPICC -std=c11 -O2 -Wall -Wextra -o "$BIN/peruse_cost" "$SRC/peruse_cost.c" >"$RES/peruse_cost.log" 2>&1; then
         for k in 1 2 3; do
-            mpirun_np 2 "$BIN/peruse_cost" "$TRIPS" "$PP_REPEATS" >>"$RES/peruse_cost.out" 2>>"$RES/peruse_cost.log" ||
+            bench_mpirun 2 "$BIN/peruse_cost" "$TRIPS" "$PP_REPEATS" >>"$RES/peruse_cost.out" 2>>"$RES/peruse_cost.log" ||
                 { echo "bench/run.sh: peruse_cost failed; see $RES/peruse_cost.log" >&2; exit 1; }
         done
         PCOST=$(awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -448,17 +438,13 @@ RECBYTES=${RECBYTES:-96}
 # values BENCH CONFIG METRIC — one value per round.
 values() { awk -F'\t' -v b="$1" -v c="$2" -v m="$3" 'NR > 1 && $2 == b && $3 == c && $4 == m { print $5 }' "$RAW"; }
 
-# median — of the numbers on stdin (mean of the middle two for an even count).
-median() {
-    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # pratio BENCH CONFIG METRIC — median over rounds of CONFIG / none of the same round.
 pratio() {
     awk -F'\t' -v b="$1" -v c="$2" -v m="$3" '
         NR > 1 && $2 == b && $4 == m && $3 == "none" { base[$1] = $5 }
         NR > 1 && $2 == b && $4 == m && $3 == c { val[$1] = $5 }
-        END { for (r in val) if ((r in base) && base[r] > 0) print val[r] / base[r] }' "$RAW" | median
+        END { for (r in val) if ((r in base) && base[r] > 0) print val[r] / base[r] }' "$RAW" | bench_median
 }
 
 # pdiff BENCH CONFIG METRIC — median over rounds of CONFIG - none of the same round.
@@ -466,15 +452,15 @@ pdiff() {
     awk -F'\t' -v b="$1" -v c="$2" -v m="$3" '
         NR > 1 && $2 == b && $4 == m && $3 == "none" { base[$1] = $5 }
         NR > 1 && $2 == b && $4 == m && $3 == c { val[$1] = $5 }
-        END { for (r in val) if (r in base) print val[r] - base[r] }' "$RAW" | median
+        END { for (r in val) if (r in base) print val[r] - base[r] }' "$RAW" | bench_median
 }
 
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { if (x == "-") print "-"; else printf f, x }'; }
 # split_med CONFIG KIND FIELD — median of FIELD (3 latency, 4 in-run ratio,
 # 5 in-run added ns) over the ping-pong runs of CONFIG in placement KIND
 # (fast or slow), from $RES/split.tmp.
-split_med() { awk -v c="$1" -v k="$2" -v f="$3" '$1 == c && $2 == k { print $f }' "$RES/split.tmp" | median; }
-med() { values "$1" "$2" "$3" | median; }
+split_med() { awk -v c="$1" -v k="$2" -v f="$3" '$1 == c && $2 == k { print $f }' "$RES/split.tmp" | bench_median; }
+med() { values "$1" "$2" "$3" | bench_median; }
 
 {
     echo "### $MPI_FLAVOR — $ROUNDS rounds, medians over rounds"

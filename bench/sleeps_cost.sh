@@ -6,15 +6,13 @@ set -eu
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-5}
 . "$BUILD/tests/env.sh"
+. "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")" && pwd)
 BIN=$BUILD/bench-out/bin
 mkdir -p "$BIN"
 "$MPICC" -O2 -o "$BIN/sleeps_cost" "$SRC/sleeps_cost.c"
 run() {
-    case $MPI_FLAVOR in
-    openmpi) "$MPIEXEC" --allow-run-as-root --oversubscribe -np 1 "$@" ;;
-    *) "$MPIEXEC" -n 1 "$@" ;;
-    esac
+    bench_mpirun 1 "$@"
 }
 out=$(mktemp -d)
 for r in $(seq 1 "$ROUNDS"); do
