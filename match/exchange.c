@@ -338,9 +338,9 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
     if (glob[1] != 0 || blk > wp_prop_gather / (size_t)(size > 0 ? size : 1)) {
         free(all);
         all = NULL;
-    } else if (all != NULL && (size_t)size * blk * sizeof *all >= WP_PREFAULT_MIN) {
+    } else {
         /* The part the gather fills, present before it does. */
-        wp_prefault(all, (size_t)size * blk * sizeof *all);
+        wp_ready(all, (size_t)size * blk * sizeof *all);
     }
     free(byp);
     if (in == NULL && nrec)

@@ -30,11 +30,16 @@ int wp_prefault(void *p, size_t bytes)
     return syscall(SYS_madvise, (void *)a, (size_t)(b - a), MADV_POPULATE_WRITE) == 0 ? 0 : -1;
 }
 
+void wp_ready(void *p, size_t bytes)
+{
+    if (p != NULL && bytes >= WP_PREFAULT_MIN)
+        wp_prefault(p, bytes);
+}
+
 void *wp_malloc_ready(size_t bytes)
 {
     void *p = malloc(bytes);
-    if (p != NULL && bytes >= WP_PREFAULT_MIN)
-        wp_prefault(p, bytes);
+    wp_ready(p, bytes);
     return p;
 }
 

@@ -28,6 +28,9 @@ int wp_prefault(void *p, size_t bytes);
  * with free(). */
 #define WP_PREFAULT_MIN ((size_t)64 << 10)
 void *wp_malloc_ready(size_t bytes);
+/* The same for the first bytes of a block allocated otherwise, about to be
+ * written: made present when they are WP_PREFAULT_MIN or more. */
+void wp_ready(void *p, size_t bytes);
 void *wp_calloc_ready(size_t n, size_t size);
 
 #endif
