@@ -90,8 +90,9 @@ CLEANFILES += tests/mpi/ws_exact_f tests/mpi/ws_exact_f08
 # A followed receive completed unseen, its Fortran handle then reused
 # (t_ws_fforget.sh).
 check_SCRIPTS += tests/mpi/ws_fforget_f
-tests/mpi/ws_fforget_f: $(srcdir)/tests/mpi/ws_fforget.F90
-	$(AM_V_GEN)$(MKDIR_P) tests/mpi/ff && $(MPIFC) -g -O1 -J tests/mpi/ff -o $@ $(srcdir)/tests/mpi/ws_fforget.F90
+tests/mpi/ws_fforget_f: $(srcdir)/tests/mpi/ws_fforget.F90 $(srcdir)/tests/mpi/ws_fforget_c.c
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/ff && $(MPICC) -c -o tests/mpi/ff/ws_fforget_c.o $(srcdir)/tests/mpi/ws_fforget_c.c && \
+	$(MPIFC) -g -O1 -J tests/mpi/ff -o $@ $(srcdir)/tests/mpi/ws_fforget.F90 tests/mpi/ff/ws_fforget_c.o
 CLEANFILES += tests/mpi/ws_fforget_f
 # Inlined frames (t_inlined.sh): -O2, so that gfortran inlines the
 # program's internal procedures.
@@ -111,7 +112,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
 	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh tests/mpi/t_overflow.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/ws_fforget.F90 tests/mpi/inlined.F90 tests/mpi/clock.h \
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/ws_fforget.F90 tests/mpi/ws_fforget_c.c tests/mpi/inlined.F90 tests/mpi/clock.h \
 	$(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.

@@ -2,12 +2,12 @@
 ! see, and new requests under its Fortran handle.  2 ranks, ROUNDS rounds
 ! (default 4: the instances are among the first 16 of their channels,
 ! which waitprof always follows).  Each round rank 0 posts MPI_IRECV (tag
-! 10) and completes it with PMPI_WAIT, which no wrapper sees (Open MPI's
-! Fortran PMPI_WAIT calls the C PMPI_Wait directly); then it starts
-! MPI_ISSEND (tag 11) and completes it with MPI_WAIT.  Open MPI gives a
-! new request the lowest free Fortran handle, which is the receive's: a
-! synchronous send, unlike an MPI_ISEND that Open MPI completes at once
-! under its one static request, makes a request of its own.  waitprof
+! 10) and completes it through the C PMPI_Wait (ws_unseen_wait in
+! ws_fforget_c.c), which no wrapper sees; then it starts MPI_ISSEND (tag
+! 11) and completes it with MPI_WAIT.  Both MPIs give the new request the
+! receive's handle (Open MPI the lowest free Fortran handle; a synchronous
+! send, unlike an MPI_ISEND that Open MPI completes at once under its one
+! static request, makes a request of its own).  waitprof
 ! must drop the followed receive's entry under that handle when the send's
 ! request is made (wp_match_fforget), or the MPI_WAIT of the send would be
 ! taken for the receive's completion and recorded as its instance.  So rank 1's blocking sends of tag 10 stay
@@ -17,6 +17,11 @@
 program ws_fforget
   use mpi
   implicit none
+  interface
+    subroutine ws_unseen_wait(freq) bind(C, name='ws_unseen_wait')
+      integer :: freq
+    end subroutine
+  end interface
   integer :: ierr, rank, size, r, rounds, req, old, reused
   double precision :: x, y
   character(len=32) :: arg
@@ -35,7 +40,7 @@ program ws_fforget
     if (rank == 0) then
       call MPI_IRECV(y, 1, MPI_DOUBLE_PRECISION, 1, 10, MPI_COMM_WORLD, req, ierr)
       old = req
-      call PMPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+      call ws_unseen_wait(req)
       call MPI_ISSEND(x, 1, MPI_DOUBLE_PRECISION, 1, 11, MPI_COMM_WORLD, req, ierr)
       if (req == old) reused = reused + 1
       call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
