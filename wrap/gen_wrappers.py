@@ -398,17 +398,17 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
         # its last recorded one (match/numbering.h, wp_mprev); a call that
         # completed nothing (a test's flag 0, a Testsome's or Waitsome's
         # count 0 or MPI_UNDEFINED) received nothing, and leaves it.
-        out.append("    else if (wp_t && wp_match_on%s)" % completed_any(m, "*%s" % names[m["flag"]] if "flag" in m else None,
+        out.append("    else if (wp_t && wp_match_on%s)" % completed_any("*%s" % names[m["flag"]] if "flag" in m else None,
                                                                  "*%s" % names[m["out"]] if "out" in m else None))
         out.append("        wp_mprev.chan = 0;")
     return out
 
 
-def completed_any(m, flag, out):
-    """The condition, appended to another, that a completion call m
-    completed something: its flag, or its count of completed requests
-    above 0 (MPI_UNDEFINED, for no active request, is negative); none for
-    the calls that always complete one."""
+def completed_any(flag, out):
+    """The condition, appended to another, that a completion call
+    completed something: its flag (an expression, or None), or else its
+    count of completed requests above 0 (MPI_UNDEFINED, for no active
+    request, is negative); none for the calls that always complete one."""
     if flag is not None:
         return " && %s" % flag
     if out is not None:
@@ -858,7 +858,7 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
         out.append("    if (%s)" % cond)
         out.append("        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early))
         out.append("    else if (wp_r && wp_match_on%s)"
-                   % completed_any(m, "*(const MPI_Fint *)a%d" % m["flag"] if "flag" in m else None,
+                   % completed_any("*(const MPI_Fint *)a%d" % m["flag"] if "flag" in m else None,
                                    "*(const MPI_Fint *)a%d" % m["out"] if "out" in m else None))
         out.append("        wp_mprev.chan = 0;")
     return out
