@@ -280,8 +280,6 @@ int wp_req_combine(unsigned mask)
  * completed (Waitany, Waitsome, the Test family) stay until the handle value
  * is reused for a new request (both MPICH and Open MPI recycle handles) or
  * evicted.  512 sets x 8 = 4096 requests per thread. */
-#define WP_REQ_WAYS 8
-#define WP_REQ_SETS 512
 struct wp_req_set {
     uintptr_t key[WP_REQ_WAYS];
     uint8_t kind[WP_REQ_WAYS];
@@ -290,7 +288,7 @@ struct wp_req_set {
 
 static inline struct wp_req_set *wp_req_set_of(struct wp_req_set *t, uintptr_t key)
 {
-    return &t[(uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & (WP_REQ_SETS - 1)];
+    return &t[wp_req_set_index(key)];
 }
 
 void wp_req_put(uintptr_t key, int kind, int persistent)

@@ -65,6 +65,14 @@ const char *wp_role_name(int role);
 void wp_req_put(uintptr_t key, int kind, int persistent);
 int wp_req_kind(uintptr_t key, int forget);
 void wp_req_forget(uintptr_t key);
+/* The table's shape (fallback/stats.c): WP_REQ_SETS sets of WP_REQ_WAYS
+ * handles; key's set. */
+#define WP_REQ_WAYS 8
+#define WP_REQ_SETS 512
+static inline uint32_t wp_req_set_index(uintptr_t key)
+{
+    return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & (WP_REQ_SETS - 1);
+}
 
 /* The kind recorded for a completion call, from the bit set (1 << kind) of
  * the kinds of its requests pending on entry (bit 0: unknown):

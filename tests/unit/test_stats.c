@@ -303,40 +303,35 @@ START_TEST(test_req_table)
 }
 END_TEST
 
-/* Keys of one set of the request table: its set index, as
- * fallback/stats.c computes it (wp_req_set_of: 512 sets). */
-static unsigned req_set(uintptr_t key)
-{
-    return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & 511u;
-}
-
 /* A completed request's entry stays as a key of kind 0: unknown to a
  * lookup, found again by the handle's next request, and free for any
  * other, so that a new request takes it rather than evicting a live one. */
 START_TEST(test_req_table_completed)
 {
-    uintptr_t keys[9];
+    /* A full set and one key more of it. */
+    uintptr_t keys[WP_REQ_WAYS + 1];
     int n = 0;
-    unsigned set = req_set(0x77770000u);
-    for (uintptr_t k = 0x77770000u; n < 9; k += 8)
-        if (req_set(k) == set)
+    uint32_t set = wp_req_set_index(0x77770000u);
+    for (uintptr_t k = 0x77770000u; n < WP_REQ_WAYS + 1; k += 8)
+        if (wp_req_set_index(k) == set)
             keys[n++] = k;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < WP_REQ_WAYS; i++)
         wp_req_put(keys[i], WP_RK_RECV, 0);
     /* The last completes; a new request in the same set must take its
-     * entry, leaving the seven live ones. */
-    ck_assert_int_eq(wp_req_kind(keys[7], 1), WP_RK_RECV);
-    ck_assert_int_eq(wp_req_kind(keys[7], 0), 0);
-    wp_req_put(keys[8], WP_RK_SEND, 0);
-    for (int i = 0; i < 7; i++)
+     * entry, leaving the others live. */
+    const int last = WP_REQ_WAYS - 1, extra = WP_REQ_WAYS;
+    ck_assert_int_eq(wp_req_kind(keys[last], 1), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_kind(keys[last], 0), 0);
+    wp_req_put(keys[extra], WP_RK_SEND, 0);
+    for (int i = 0; i < last; i++)
         ck_assert_int_eq(wp_req_kind(keys[i], 0), WP_RK_RECV);
-    ck_assert_int_eq(wp_req_kind(keys[8], 0), WP_RK_SEND);
-    ck_assert_int_eq(wp_req_kind(keys[7], 0), 0);
+    ck_assert_int_eq(wp_req_kind(keys[extra], 0), WP_RK_SEND);
+    ck_assert_int_eq(wp_req_kind(keys[last], 0), 0);
     /* The completed handle's next request. */
     ck_assert_int_eq(wp_req_kind(keys[0], 1), WP_RK_RECV);
     wp_req_put(keys[0], WP_RK_NXN, 0);
     ck_assert_int_eq(wp_req_kind(keys[0], 0), WP_RK_NXN);
-    for (int i = 1; i < 7; i++)
+    for (int i = 1; i < last; i++)
         ck_assert_int_eq(wp_req_kind(keys[i], 0), WP_RK_RECV);
 }
 END_TEST
