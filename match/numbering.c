@@ -798,16 +798,15 @@ static int wp_take_long(struct wp_mpend *p, const void *src, int n, size_t size)
     return 1;
 }
 
-void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n)
+int wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     p->n = 0;
     p->ncopy = 0;
-    p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
     /* Up to WP_MATCH_PEND handles are copied inline (wp_match_take). */
-    if (n > WP_MATCH_PEND && wp_take_long(p, reqs, n, sizeof *reqs))
-        return;
-    for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
-        wp_take_one(p, i, reqs[i]);
+    if (!(n > WP_MATCH_PEND && wp_take_long(p, reqs, n, sizeof *reqs)))
+        for (int i = 0; i < n && p->n < WP_MATCH_PEND; i++)
+            wp_take_one(p, i, reqs[i]);
+    return __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
 }
 
 /* The candidates of a deferred take (n -1) among the requests the call
@@ -886,7 +885,7 @@ _Static_assert(sizeof(MPI_Fint) <= sizeof(MPI_Request), "wp_long holds as many F
 
 void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *count)
 {
-    p->n = p->want_status = p->ncopy = 0;
+    p->n = p->ncopy = 0;
     const MPI_Fint *r = freqs;
     int n = count ? *(const MPI_Fint *)count : 1;
     /* A longer array of twinned requests goes to the thread's copy, as a

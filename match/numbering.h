@@ -571,12 +571,15 @@ static inline void wp_match_mprobe(const struct wp_mcat *c, MPI_Comm comm, const
  * than the buffer holds, Fortran calls while a followed request has no
  * Fortran handle) note their candidates before the call instead: n of
  * them, their positions in idx and their handles in key.  A followed wildcard
- * receive needs its status: want_status asks for the statuses while any
- * wildcard receive is followed (wp_match_wild), and the call is then given
- * a status array of its own when the program ignores them. */
+ * receive needs its status: the C takes return 1 while any wildcard
+ * receive is followed (wp_match_wild), and the call is then given a
+ * status array of its own when the program ignores them.  They return it
+ * rather than store it in the struct, whose address the PMPI call might
+ * have kept for all the compiler knows: in a register it costs the poll
+ * no store and no reload. */
 #define WP_MATCH_PEND 64
 struct wp_mpend {
-    int n, want_status;
+    int n;
     int idx[WP_MATCH_PEND];
     uintptr_t key[WP_MATCH_PEND];
     int ncopy;
@@ -592,7 +595,7 @@ struct wp_mpend {
  * out of line it cost MPI_Test 0.8 ns more on Open MPI and 1.4 on MPICH,
  * bench/poll_cost.c world); longer arrays are taken in
  * numbering.c. */
-void wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n);
+int wp_match_take_other(struct wp_mpend *p, const MPI_Request *reqs, int n);
 /* The copy of n handles of size bytes each (n at most WP_MATCH_PEND) into
  * dst, p->copy or p->fcopy, for the lookup after the call: the C and the
  * Fortran takes' own. */
@@ -625,14 +628,13 @@ static inline __attribute__((always_inline)) void wp_take_copy(struct wp_mpend *
     __asm__("" : "+r"(bytes));
     memcpy(dst, src, bytes);
 }
-static inline void wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
+static inline int wp_match_take(struct wp_mpend *p, const MPI_Request *reqs, int n)
 {
     if (n >= 0 && n <= WP_MATCH_PEND) {
-        p->want_status = __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
         wp_take_copy(p, p->copy, reqs, n, sizeof *reqs);
-        return;
+        return __atomic_load_n(&wp_match_wild, __ATOMIC_RELAXED) != 0;
     }
-    wp_match_take_other(p, reqs, n);
+    return wp_match_take_other(p, reqs, n);
 }
 /* done(i): whether request i completed: all (Wait, Waitall), one index
  * (Waitany), or a list (Waitsome).  c is the call's category for the
@@ -671,12 +673,11 @@ void wp_match_ftake_other(struct wp_mpend *p, const void *freqs, const void *cou
  * request's Fortran handle no longer converts to its C one.  Converting
  * each handle before the call took MPI_TESTANY over 64 receives from 246
  * to 420 ns on Open MPI (bench/fpoll_cost.F90).  The Fortran wrappers
- * pass the program's statuses as they are: want_status stays 0. */
+ * pass the program's statuses as they are, and need none of waitprof's. */
 static inline void wp_match_ftake(struct wp_mpend *p, const void *freqs, const void *count)
 {
     int n = count ? *(const MPI_Fint *)count : 1;
     if (WP_FTWIN && n >= 0 && n <= WP_MATCH_PEND && __atomic_load_n(&wp_match_untwinned, __ATOMIC_RELAXED) == 0) {
-        p->want_status = 0;
         wp_take_copy(p, p->fcopy, freqs, n, sizeof(MPI_Fint));
         return;
     }

@@ -302,14 +302,18 @@ def match_status(name, names):
         st, reqs = names[m["st"]], names[m["reqs"]]
         n = names[m["n"]] if m["n"] is not None else "1"
         ignore = "MPI_STATUSES_IGNORE" if m["arr"] else "MPI_STATUS_IGNORE"
+        # wp_taken, not wp_mp.n, says whether the handles were taken: a
+        # local whose address nothing has stays in a register across the
+        # call, so a poll neither initialises nor reloads the struct.
         decl = ["    struct wp_mpend wp_mp;",
-                "    wp_mp.n = wp_mp.want_status = 0;",
-                "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))",
-                "        wp_match_take(&wp_mp, %s, %s);" % (reqs, n),
+                "    int wp_taken = 0;",
                 "    MPI_Status wp_mstb[%s], *wp_msts = %s;" % ("WP_MATCH_PEND" if m["arr"] else "1", st),
-                "    if (wp_mp.want_status && %s == %s%s)" % (st, ignore,
-                                                            " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
-                "        wp_msts = wp_mstb;"]
+                "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED)) {",
+                "        wp_taken = 1;",
+                "        if (__builtin_expect(wp_match_take(&wp_mp, %s, %s), 0) && %s == %s%s)" % (reqs, n, st, ignore,
+                                                                         " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
+                "            wp_msts = wp_mstb;",
+                "    }"]
     else:
         return [], names
     sub = list(names)
@@ -383,34 +387,34 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
         out.append("    }")
     if name in MATCH_DONE:
         m = MATCH_DONE[name]
-        cond = "wp_mp.n && wp_rc == MPI_SUCCESS"
-        if "flag" in m:
-            cond += " && *%s" % names[m["flag"]]
         if m["done"] == "all":
             args = "1, -1, NULL, 0"
         elif m["done"] == "one":
             args = "0, *%s, NULL, 0" % names[m["idx"]]
         else:
             args = "0, -1, %s, *%s" % (names[m["idx"]], names[m["out"]])
-        out.append("    if (%s)" % cond)
-        out.append("        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early))
         # A completion that recorded no receive ends the thread's link to
         # its last recorded one (match/numbering.h, wp_mprev); a call that
         # completed nothing (a test's flag 0, a Testsome's or Waitsome's
-        # count 0 or MPI_UNDEFINED) received nothing, and leaves it.
-        out.append("    else if (wp_t && wp_match_on%s)" % completed_any("*%s" % names[m["flag"]] if "flag" in m else None,
-                                                                 "*%s" % names[m["out"]] if "out" in m else None))
-        out.append("        wp_mprev.chan = 0;")
+        # count 0 or MPI_UNDEFINED) received nothing, and leaves it.  A
+        # test asks its flag first, so that a poll that completed nothing
+        # reads it once and goes.
+        done = ["    if (wp_taken && wp_mp.n && wp_rc == MPI_SUCCESS)",
+                "        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early),
+                "    else if (wp_t && wp_match_on%s)" % completed_any("*%s" % names[m["out"]] if "out" in m else None),
+                "        wp_mprev.chan = 0;"]
+        if "flag" in m:
+            done = ["    if (*%s) {" % names[m["flag"]]] + ["    " + l for l in done] + ["    }"]
+        out.extend(done)
     return out
 
 
-def completed_any(flag, out):
-    """The condition, appended to another, that a completion call
-    completed something: its flag (an expression, or None), or else its
-    count of completed requests above 0 (MPI_UNDEFINED, for no active
-    request, is negative); none for the calls that always complete one."""
-    if flag is not None:
-        return " && %s" % flag
+def completed_any(out):
+    """The condition, appended to another, that a completion call without
+    a flag completed something: its count of completed requests (an
+    expression, or None) above 0 (MPI_UNDEFINED, for no active request, is
+    negative); none for the calls that always complete one.  The tests
+    ask their flag before (match_lines)."""
     if out is not None:
         return " && %s > 0" % out
     return ""
@@ -846,21 +850,21 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
         out.append("    }")
     if name in MATCH_DONE:
         m = MATCH_DONE[name]
-        cond = "wp_mp.n && %s" % ok
-        if "flag" in m:
-            cond += " && *(const MPI_Fint *)a%d" % m["flag"]
         if m["done"] == "all":
             args = "1, NULL, NULL, NULL"
         elif m["done"] == "one":
             args = "0, a%d, NULL, NULL" % m["idx"]
         else:
             args = "0, NULL, a%d, a%d" % (m["idx"], m["out"])
-        out.append("    if (%s)" % cond)
-        out.append("        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early))
-        out.append("    else if (wp_r && wp_match_on%s)"
-                   % completed_any("*(const MPI_Fint *)a%d" % m["flag"] if "flag" in m else None,
-                                   "*(const MPI_Fint *)a%d" % m["out"] if "out" in m else None))
-        out.append("        wp_mprev.chan = 0;")
+        # As the C form's (match_lines): a test asks its flag first.
+        done = ["    if (wp_taken && wp_mp.n && %s)" % ok,
+                "        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early),
+                "    else if (wp_r && wp_match_on%s)"
+                % completed_any("*(const MPI_Fint *)a%d" % m["out"] if "out" in m else None),
+                "        wp_mprev.chan = 0;"]
+        if "flag" in m:
+            done = ["    if (*(const MPI_Fint *)a%d) {" % m["flag"]] + ["    " + l for l in done] + ["    }"]
+        out.extend(done)
     return out
 
 
@@ -908,9 +912,11 @@ def gen_f(name, cls, opts, names, decls):
         if name in MATCH_DONE and "fargs" not in opts:
             m = MATCH_DONE[name]
             out.append("    struct wp_mpend wp_mp;")
-            out.append("    wp_mp.n = 0;")
-            out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED))")
+            out.append("    int wp_taken = 0;")
+            out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED)) {")
+            out.append("        wp_taken = 1;")
             out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
+            out.append("    }")
         real = "((wp_fortran_%d_t)wp_fortran_real(&wp_real, \"%s\"))(%s);" % (nargs, fname, call)
         if "via" in opts and "fargs" not in opts and not fname.endswith("_f08_"):
             # The stall source's hook, as the C wrapper calls it (wrap/wrap.h,
