@@ -396,17 +396,29 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
         # A completion that recorded no receive ends the thread's link to
         # its last recorded one (match/numbering.h, wp_mprev); a call that
         # completed nothing (a test's flag 0, a Testsome's or Waitsome's
-        # count 0 or MPI_UNDEFINED) received nothing, and leaves it.  A
-        # test asks its flag first, so that a poll that completed nothing
-        # reads it once and goes.
-        done = ["    if (wp_taken && wp_mp.n && wp_rc == MPI_SUCCESS)",
-                "        wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early),
-                "    else if (wp_t && wp_match_on%s)" % completed_any("*%s" % names[m["out"]] if "out" in m else None),
-                "        wp_mprev.chan = 0;"]
-        if "flag" in m:
-            done = ["    if (*%s) {" % names[m["flag"]]] + ["    " + l for l in done] + ["    }"]
-        out.extend(done)
+        # count 0 or MPI_UNDEFINED) received nothing, and leaves it
+        # (done_lines).
+        out.extend(done_lines("wp_rc == MPI_SUCCESS",
+                              "wp_match_done(&wp_mp, &wp_mc, wp_msts, %s, %s, %s);" % (args, enter, early), "wp_t",
+                              "*%s" % names[m["out"]] if "out" in m else None,
+                              "*%s" % names[m["flag"]] if "flag" in m else None))
     return out
+
+
+def done_lines(ok, call, rec, out, flag):
+    """After a completion call (C or Fortran): call, the lookup of what it
+    completed, when the handles were taken and the call succeeded (ok);
+    else, if it completed something, the end of the thread's link (the
+    thread's record rec; out the completed count's expression, flag the
+    test's flag's, each or None).  A test asks its flag first, so that a
+    poll that completed nothing reads it once and goes."""
+    lines = ["    if (wp_taken && wp_mp.n && %s)" % ok,
+             "        " + call,
+             "    else if (%s && wp_match_on%s)" % (rec, completed_any(out)),
+             "        wp_mprev.chan = 0;"]
+    if flag is None:
+        return lines
+    return ["    if (%s) {" % flag] + ["    " + l for l in lines] + ["    }"]
 
 
 def completed_any(out):
@@ -414,7 +426,7 @@ def completed_any(out):
     a flag completed something: its count of completed requests (an
     expression, or None) above 0 (MPI_UNDEFINED, for no active request, is
     negative); none for the calls that always complete one.  The tests
-    ask their flag before (match_lines)."""
+    ask their flag before (done_lines)."""
     if out is not None:
         return " && %s > 0" % out
     return ""
@@ -856,15 +868,9 @@ def fmatch_lines(name, cls, opts, names, nargs, fname, early, rq):
             args = "0, a%d, NULL, NULL" % m["idx"]
         else:
             args = "0, NULL, a%d, a%d" % (m["idx"], m["out"])
-        # As the C form's (match_lines): a test asks its flag first.
-        done = ["    if (wp_taken && wp_mp.n && %s)" % ok,
-                "        wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early),
-                "    else if (wp_r && wp_match_on%s)"
-                % completed_any("*(const MPI_Fint *)a%d" % m["out"] if "out" in m else None),
-                "        wp_mprev.chan = 0;"]
-        if "flag" in m:
-            done = ["    if (*(const MPI_Fint *)a%d) {" % m["flag"]] + ["    " + l for l in done] + ["    }"]
-        out.extend(done)
+        out.extend(done_lines(ok, "wp_match_fdone(&wp_mp, &wp_mc, %s, %s, %s, %s);" % (st(m["st"]), args, enter, early),
+                              "wp_r", "*(const MPI_Fint *)a%d" % m["out"] if "out" in m else None,
+                              "*(const MPI_Fint *)a%d" % m["flag"] if "flag" in m else None))
     return out
 
 
