@@ -447,11 +447,19 @@ def declare_mcat(out, at, start=0):
     out.insert(at, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
 
 
+def timed_recv_traffic(name, names):
+    """Whether the wrapper counts a blocking receive's traffic, which adds
+    the recorded duration (wp_d) to the transfer matrix's TIME(i,j)."""
+    return any(t[0] == "recv" and all(a in names for a in t[1:]) for t in TRAFFIC.get(name, []))
+
+
 def traffic_lines(name, names, known=None, cond=""):
     """The traffic calls of a C wrapper; known maps a size expression the
-    wrapper has already computed to the variable holding it.  A receive
-    that read no clock (pre_numbered) has enter_ticks 0 and adds no time
-    to the matrix, which is only kept when receives are timed."""
+    wrapper has already computed to the variable holding it.  A blocking
+    receive adds wp_d, the duration its record returned (wrap/wrap.h,
+    wp_record), to the matrix, which is only kept when receives are timed:
+    the matrix and the per-function times then agree, and neither counts
+    waitprof's own recording."""
     out = []
     for t in TRAFFIC.get(name, []):
         kind, args = t[0], t[1:]
@@ -467,7 +475,7 @@ def traffic_lines(name, names, known=None, cond=""):
             # A wildcard receive names its sender in the status, if kept.
             src = "(%s == MPI_ANY_SOURCE && %s != MPI_STATUS_IGNORE) ? %s->MPI_SOURCE : %s" % (
                 args[2], args[4], args[4], args[2])
-            out.append("        wp_traffic_recv_in(WP_FN_%s, %s, %s, %s, wp_t->enter_ticks);"
+            out.append("        wp_traffic_recv_in(WP_FN_%s, %s, %s, %s, wp_d);"
                        % (name, size, src, args[3]))
     if out:
         out.insert(0, "    if (wp_t && wp_rc == MPI_SUCCESS%s) {" % cond)
@@ -596,12 +604,17 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         role_expr = "wp_role(%s, %s)" % (names[role[0]], names[role[1]]) if role else "WP_ROLE_ANY"
         if role_kind:
             role_expr = role_kind
-        # The size is computed once for the estimator and the traffic count.
+        # The size is computed once for the estimator and the traffic count,
+        # the duration (wp_d) once for both.
+        dur = ""
+        if timed_recv_traffic(name, names):
+            out.append("    uint64_t wp_d = 0;")
+            dur = "wp_d = "
         if untimed:
             # An untimed call's bytes were counted before it (wp_untimed_cat).
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS && wp_timed)")
-            out.append("        wp_record_pre(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc, &wp_pre);"
-                       % (name, bytes_expr, role_expr, early))
+            out.append("        %swp_record_pre(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc, &wp_pre);"
+                       % (dur, name, bytes_expr, role_expr, early))
             if name in MATCH_RECV:
                 # Counted before the call: settled, or taken back, here.
                 out.append("    else if (wp_t && !wp_timed)")
@@ -612,13 +625,14 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         else:
             out.append("    uint64_t wp_nb = 0;")
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
-            out.append("        wp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
-                       % (name, bytes_expr, role_expr, early))
+            out.append("        %swp_record(wp_t, WP_FN_%s, wp_nb = %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+                       % (dur, name, bytes_expr, role_expr, early))
         # An untimed receive's traffic was counted before it
         # (wp_count_before).
         out += traffic_lines(name, names, {bytes_expr: "wp_nb"},
                              " && wp_timed" if untimed and name in MATCH_RECV else "")
     else:
+        assert not timed_recv_traffic(name, names), name + ": a blocking receive that is not recorded"
         out += traffic_lines(name, names)
     if not lean:
         # An untimed receive is numbered and not chosen: all that is left
@@ -780,6 +794,11 @@ FREMEDY = {
 }
 
 
+def ftimed_recv_traffic(name, names):
+    """timed_recv_traffic() for a Fortran wrapper, which needs no status."""
+    return any(t[0] == "recv" and all(a in names for a in t[1:5]) for t in TRAFFIC.get(name, []))
+
+
 def ftraffic_lines(name, names, nargs):
     """The Fortran form of traffic_lines(): every argument is a pointer to
     an integer (handles too); a wildcard source stays unknown (-1 in the
@@ -796,8 +815,8 @@ def ftraffic_lines(name, names, nargs):
         if kind == "send":
             out.append("        wp_traffic_send(WP_FN_%s, %s, %s, %s);" % (name, size, peer, comm))
         else:
-            ticks = "wp_r->enter_ticks" if kind == "recv" else "0"
-            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, %s);" % (name, size, peer, comm, ticks))
+            dur = "wp_d" if kind == "recv" else "0"
+            out.append("        wp_traffic_recv(WP_FN_%s, %s, %s, %s, %s);" % (name, size, peer, comm, dur))
     if out:
         out.insert(0, "    if (wp_r && (a%d == NULL || *(MPI_Fint *)a%d == MPI_SUCCESS)) {" % (nargs - 1, nargs - 1))
         out.append("    }")
@@ -964,9 +983,14 @@ def gen_f(name, cls, opts, names, decls):
             role_expr = "wp_frole(a%d, a%d)" % role if role else "WP_ROLE_ANY"
             if role_kind:
                 role_expr = role_kind
+            # A blocking receive's duration, for the matrix as in C.
+            dur = ""
+            if ftimed_recv_traffic(name, names):
+                out.append("    uint64_t wp_d = 0;")
+                dur = "wp_d = "
             out.append("    if (wp_r && %s)" % ok)
-            out.append("        wp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s, &wp_mc);"
-                       % (name, bytes_expr, role_expr, early))
+            out.append("        %swp_record(wp_r, WP_FN_%s, %s, %s, WP_CALL_SITE, %s, &wp_mc);"
+                       % (dur, name, bytes_expr, role_expr, early))
         if "fargs" not in opts:
             out += ftraffic_lines(name, names, nargs)
             out += fmatch_lines(name, cls, opts, names, nargs, fname, early, rq)

@@ -2,7 +2,6 @@
  * wrap/traffic.h. */
 #include <sys/mman.h>
 
-#include "state/clock.h"
 #include "state/functions.h"
 #include "state/thread.h"
 #include "wrap/traffic.h"
@@ -81,20 +80,21 @@ void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm)
     }
 }
 
-void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks)
+void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t dur)
 {
     struct wp_traffic_table *t = wp_traffic_mine();
     if (t == NULL || fn <= 0 || fn >= WP_FN_COUNT || source == MPI_PROC_NULL)
         return;
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
-    /* ticks is the receive's entry time: TIME(i,j) adds its duration.  The
-     * clock is read only with the matrix on (with it on, the wrappers time
-     * every blocking receive: wrap/gen_wrappers.py, pre_numbered). */
-    if (wp_mx && ticks) {
+    /* dur is the duration the wrapper recorded (wp_record): TIME(i,j)
+     * adds it without a clock read of its own, which would also count the
+     * recording.  With the matrix on, the wrappers time every blocking
+     * receive (wrap/gen_wrappers.py, pre_numbered). */
+    if (wp_mx && dur) {
         int j = wp_world_rank(source, comm);
         if (j >= 0 && j < wp_mx_size)
-            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], wp_ticks() - ticks, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&wp_mx[3 * (size_t)j + 2], dur, __ATOMIC_RELAXED);
     }
 }
 

@@ -51,7 +51,7 @@ extern int wp_mx_size;
 void wp_traffic_init(int rank, int size, int matrix);
 
 void wp_traffic_send(int fn, uint64_t bytes, int dest, MPI_Comm comm);
-void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t ticks);
+void wp_traffic_recv(int fn, uint64_t bytes, int source, MPI_Comm comm, uint64_t dur);
 
 /* Whether the thread's counts are the inline ones: it has its table and
  * the matrix is off (a send to a rank, not MPI_PROC_NULL, then takes
@@ -83,24 +83,24 @@ static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uin
  * off (wp_mx NULL), as a receive counted before its call does (wrap/wrap.h,
  * wp_count_before): only the table is left to test. */
 static inline __attribute__((always_inline)) void wp_traffic_recv_known(int fn, uint64_t bytes, int source,
-                                                                        MPI_Comm comm, uint64_t ticks)
+                                                                        MPI_Comm comm, uint64_t dur)
 {
     struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
     if (__builtin_expect(t == NULL, 0)) {
-        wp_traffic_recv(fn, bytes, source, comm, ticks);
+        wp_traffic_recv(fn, bytes, source, comm, dur);
         return;
     }
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
 }
 static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
-                                                                     uint64_t ticks)
+                                                                     uint64_t dur)
 {
     if (__builtin_expect(wp_mx != NULL || source < 0, 0)) {
-        wp_traffic_recv(fn, bytes, source, comm, ticks);
+        wp_traffic_recv(fn, bytes, source, comm, dur);
         return;
     }
-    wp_traffic_recv_known(fn, bytes, source, comm, ticks);
+    wp_traffic_recv_known(fn, bytes, source, comm, dur);
 }
 /* Take back a receive counted by wp_traffic_recv_known() before a call that
  * then failed; only for one counted in the table (a known source, the

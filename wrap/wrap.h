@@ -367,7 +367,11 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
  * 385 without.  Kept for the larger gain. */
 /* *mc receives the call's category, for the matched instances
  * (match/match.h), which measure the wait of exactly that category. */
-/* Returns the call's duration (ticks; 0 when nothing was recorded). */
+/* Returns the call's duration (ticks), the one recorded: the transfer
+ * matrix's TIME(i,j) adds it (wrap/traffic.h), so that the matrix and the
+ * per-function figures agree and neither counts this recording.  With
+ * WAITPROF_ESTIMATE=0 nothing is recorded and the clock is read for the
+ * matrix only (0 without it). */
 static inline __attribute__((always_inline)) uint64_t wp_record(wp_thread_t *t, int fn, uint64_t bytes, int role,
                                                                 uintptr_t site, int early, struct wp_mcat *mc)
 {
@@ -376,7 +380,7 @@ static inline __attribute__((always_inline)) uint64_t wp_record(wp_thread_t *t, 
         /* WAITPROF_ESTIMATE=0: nothing recorded; wp_leave() settles any
          * held samples as MPI-Work.  Matching is off then too. */
         if (!wp_stats_on)
-            return 0;
+            return wp_mx && t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
         /* WAITPROF_CALLPATH_DEPTH > 1: the site is the call path, not just
          * the return address.  Costs an unwind; only then. */
         site = wp_callpath_site(site);
@@ -512,13 +516,15 @@ static inline __attribute__((always_inline)) int wp_send_fast(int fn, long long 
  * timed (p->tw: a chosen instance past its channel's first numbers;
  * fallback/stats.h, wp_stats_weigh), unless its category is in its first
  * WP_TIMED_FIRST calls, which are timed anyway. */
-static inline __attribute__((always_inline)) void wp_record_pre(wp_thread_t *t, int fn, uint64_t bytes, int role,
-                                                                uintptr_t site, int early, struct wp_mcat *mc,
-                                                                const struct wp_mpre *p)
+/* Returns wp_record's duration. */
+static inline __attribute__((always_inline)) uint64_t wp_record_pre(wp_thread_t *t, int fn, uint64_t bytes, int role,
+                                                                    uintptr_t site, int early, struct wp_mcat *mc,
+                                                                    const struct wp_mpre *p)
 {
     uint64_t d = wp_record(t, fn, bytes, role, site, early, mc);
     if (__builtin_expect(p->tw != 0, 0) && mc->site != 0)
         wp_stats_weigh(mc->site, mc->fn, mc->sclass, mc->role, p->tw, d, WP_TIMED_FIRST);
+    return d;
 }
 
 /* After the call: count it.  A call that a sample fell in reads the clock
