@@ -19,6 +19,7 @@ unsigned wp_match_bits;
 unsigned wp_match_cbits;
 int wp_match_tracked;
 int wp_match_wild;
+int wp_match_test_seen;
 struct wp_mcomm wp_match_world;
 struct wp_mrec *wp_match_recs;
 size_t wp_match_nrec;
@@ -562,6 +563,8 @@ static void wp_pend_remove_one(struct wp_pendrecv *e)
         __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
     if (e->wild && !wp_pend_is_fkey(e->key))
         __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
+    if ((e->wild || e->coll) && !wp_pend_is_fkey(e->key))
+        __atomic_store_n(&wp_match_test_seen, wp_match_test_seen - 1, __ATOMIC_RELAXED);
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
         uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;
@@ -658,8 +661,10 @@ static void wp_pend_recv(uintptr_t key, struct wp_mcomm *mc, uint64_t chan, uint
     if (e) {
         *e = (struct wp_pendrecv){.key = key, .mc = mc, .chan = chan, .k = k, .post = enter, .cause = cause,
                                   .source = source, .tag = tag, .wild = wild};
-        if (wild)
+        if (wild) {
             __atomic_store_n(&wp_match_wild, wp_match_wild + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&wp_match_test_seen, wp_match_test_seen + 1, __ATOMIC_RELAXED);
+        }
         struct wp_pendrecv *f = fk ? wp_pend_new(fk) : NULL;
         if (f) {
             *f = *e;
@@ -693,9 +698,10 @@ void wp_match_icoll_slow(MPI_Request req, struct wp_mcomm *mc, uint64_t k, int c
     }
     pthread_mutex_lock(&wp_match_mu);
     struct wp_pendrecv *e = wp_pend_slot(key);
-    if (e)
+    if (e) {
         *e = (struct wp_pendrecv){.key = key, .mc = mc, .coll = slot};
-    else
+        __atomic_store_n(&wp_match_test_seen, wp_match_test_seen + 1, __ATOMIC_RELAXED);
+    } else
         wp_match_nbc_forget_locked(slot);
     pthread_mutex_unlock(&wp_match_mu);
 }

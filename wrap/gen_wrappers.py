@@ -308,7 +308,7 @@ def match_status(name, names):
         decl = ["    struct wp_mpend wp_mp;",
                 "    int wp_taken = 0;",
                 "    MPI_Status wp_mstb[%s], *wp_msts = %s;" % ("WP_MATCH_PEND" if m["arr"] else "1", st),
-                "    if (wp_t && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED)) {",
+                "    if (wp_t && __atomic_load_n(&%s, __ATOMIC_RELAXED)) {" % take_gate(name),
                 "        wp_taken = 1;",
                 "        if (__builtin_expect(wp_match_take(&wp_mp, %s, %s), 0) && %s == %s%s)" % (reqs, n, st, ignore,
                                                                          " && %s <= WP_MATCH_PEND" % n if m["arr"] else ""),
@@ -403,6 +403,13 @@ def match_lines(name, cls, opts, names, early, rq, cond=""):
                               "*%s" % names[m["out"]] if "out" in m else None,
                               "*%s" % names[m["flag"]] if "flag" in m else None))
     return out
+
+
+def take_gate(name):
+    """The count that says whether a completion call takes its handles
+    before the call: any followed request for a wait; for a test only those
+    a test must see complete (match/numbering.h, wp_match_test_seen)."""
+    return "wp_match_test_seen" if name.startswith("MPI_Test") else "wp_match_tracked"
 
 
 def done_lines(ok, call, rec, out, flag):
@@ -938,7 +945,7 @@ def gen_f(name, cls, opts, names, decls):
             m = MATCH_DONE[name]
             out.append("    struct wp_mpend wp_mp;")
             out.append("    int wp_taken = 0;")
-            out.append("    if (wp_r && __atomic_load_n(&wp_match_tracked, __ATOMIC_RELAXED)) {")
+            out.append("    if (wp_r && __atomic_load_n(&%s, __ATOMIC_RELAXED)) {" % take_gate(name))
             out.append("        wp_taken = 1;")
             out.append("        wp_match_ftake(&wp_mp, a%d, %s);" % (m["reqs"], "a%d" % m["n"] if m["n"] is not None else "NULL"))
             out.append("    }")

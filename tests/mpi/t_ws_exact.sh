@@ -9,7 +9,9 @@
 # status ignored), a late receiver (MPI_Ssend, 2 ranks), Wait at NxN
 # (MPI_Allreduce), Wait at Barrier, Late Broadcast (MPI_Bcast, late root),
 # Early Reduce (MPI_Reduce, late non-roots) and MPI_Irecv + MPI_Waitall with
-# staggered late senders (these at 4 ranks).  Each mode runs with
+# staggered late senders (these at 4 ranks), and a late sender after receives
+# completed by MPI_Testany over 64 handles (2 ranks, the default source
+# only).  Each other mode runs with
 # WAITPROF_SOURCE=wrappers and with the default source, and for every truth
 # line "truth rank=R pattern=P function=F wait=S" the program prints:
 # - the wait_ns of rank R's rows of F and P is within 5% or 5 ms of S, the
@@ -134,4 +136,14 @@ export WS_NULLS
 exact 4 1 waitall
 grep -q '^info rank=0 waitall_handles=73$' "$WP_TMP/waits-$WP_WAITS_N.stdout" ||
     wp_fail "waitall with WS_NULLS=70: the program did not make a 73-handle array"
+unset WS_NULLS
+# Receives completed by MPI_Testany over 64 handles (63 null, WS_NULLS): a
+# test copies its handles only while a wildcard receive or a nonblocking
+# collective is followed (match/numbering.h, wp_match_test_seen).  The
+# receive from rank 1 is completed without the copy; the wildcard one with
+# it, and its number from the status waitprof supplies; the late sender
+# that follows on the same channel is still measured exactly.
+WS_NULLS=63
+export WS_NULLS
+exact 2 1 testany
 unset WS_NULLS

@@ -56,6 +56,16 @@
  *                                                   entry - Recv entry).  Numbering A at the
  *                                                   Mrecv instead would match the Recv with
  *                                                   A's send and measure it as 0.
+ *   testany   2      rank 1 sends A and A' at once, rank 0 MPI_Recv late_sender of B:
+ *                    then B DELAY late, one      max(0, B's send entry - Recv entry).
+ *                    channel                     Rank 0 first takes A by an MPI_Irecv from
+ *                                                rank 1 and A' by a wildcard MPI_Irecv
+ *                                                (MPI_ANY_SOURCE, status ignored), each
+ *                                                completed by polling MPI_Testany over NULLS
+ *                                                null requests and the receive.  Missing
+ *                                                the wildcard's number at its test would
+ *                                                match the Recv with A''s send and measure
+ *                                                it as 0.
  *   ifill     3      none: no truth.  No blocking collective in the loop (no per-
  *                    iteration barrier); rank 1 receives from rank 0 before its
  *                    MPI_Ibarrier, rank 0 sends after its own, then both MPI_Wait:
@@ -108,18 +118,19 @@
 #include "clock.h"
 
 enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, IALLREDUCE, IBCAST, PERSIST, MPROBE,
-            IFILL, IWILDCARD, NMODES };
+            IFILL, IWILDCARD, TESTANY, NMODES };
 static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",      "allreduce", "barrier",
                                           "bcast",   "reduce",   "waitall",    "iallreduce", "ibcast",
-                                          "persist", "mprobe",   "ifill",      "iwildcard"};
+                                          "persist", "mprobe",   "ifill",      "iwildcard",
+                                          "testany"};
 static const char *const pattern[NMODES] = {"late_sender",  "late_sender",    "late_receiver", "wait_nxn",
                                             "wait_barrier", "late_broadcast", "early_reduce",  "late_sender",
                                             "wait_nxn",     "late_broadcast", "late_sender",   "late_sender",
-                                            "wait_barrier", "late_sender"};
+                                            "wait_barrier", "late_sender",    "late_sender"};
 static const char *const function[NMODES] = {"MPI_Recv",    "MPI_Recv",  "MPI_Ssend",  "MPI_Allreduce",
                                              "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall",
                                              "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe",
-                                             "MPI_Wait",    "MPI_Wait"};
+                                             "MPI_Wait",    "MPI_Wait",  "MPI_Recv"};
 
 static double pos(double x)
 {
@@ -161,7 +172,8 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall|"
-                    "iallreduce|ibcast|persist|mprobe|ifill|iwildcard [DELAY] [ITER<=%d]\n(P >= 2; wildcard, iwildcard: P >= 3)\n",
+                    "iallreduce|ibcast|persist|mprobe|ifill|iwildcard|testany [DELAY] [ITER<=%d]\n"
+                    "(P >= 2; wildcard, iwildcard: P >= 3)\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -376,6 +388,34 @@ int main(int argc, char **argv)
             t_out[at] = now();
             break;
         }
+        case TESTANY:
+            if (rank == 1) {
+                double a = 0;
+                MPI_Send(&a, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+                MPI_Send(&a, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+                compute(delay);
+                double t = now(); /* travels in the message */
+                t_in[at] = t;
+                MPI_Send(&t, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+                t_out[at] = now();
+            } else if (rank == 0) {
+                double a;
+                for (int s = 0; s < 2; s++) {
+                    for (int k = 0; k < nulls; k++)
+                        reqs[k] = MPI_REQUEST_NULL;
+                    MPI_Irecv(&a, 1, MPI_DOUBLE, s ? MPI_ANY_SOURCE : 1, TAG, MPI_COMM_WORLD, &reqs[nulls]);
+                    int idx, flag = 0;
+                    while (!flag)
+                        MPI_Testany(nulls + 1, reqs, &idx, &flag, MPI_STATUS_IGNORE);
+                    if (idx != nulls)
+                        MPI_Abort(MPI_COMM_WORLD, 4);
+                }
+                t_in[at] = now();
+                MPI_Recv(&sent_at[at], 1, MPI_DOUBLE, 1, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                t_out[at] = now();
+                source[at] = 1;
+            }
+            break;
         case MPROBE:
             if (rank == 1) {
                 for (int s = 0; s < 2; s++) {
@@ -425,6 +465,7 @@ int main(int argc, char **argv)
         case WILDCARD:
         case IWILDCARD:
         case WAITALL:
+        case TESTANY:
             /* The send entries came with the messages; also say who the
              * wildcard receives matched, in order. */
             if (mode == WILDCARD) {
