@@ -602,8 +602,8 @@ struct wp_mpend {
     };
 };
 /* Callers test wp_match_tracked first (the generated wrappers do, before
- * the call; the tests wp_match_test_seen), so take does not test it again.  The copy of up to
- * WP_MATCH_PEND handles is inline, a poll loop's whole cost while receives
+ * the call; the tests wp_match_test_seen), so take does not test it
+ * again.  The copy of up to WP_MATCH_PEND handles is inline, a poll loop's whole cost while receives
  * are followed (for one handle, MPI_Test's and MPI_Wait's, a single store:
  * out of line it cost MPI_Test 0.8 ns more on Open MPI and 1.4 on MPICH,
  * bench/poll_cost.c world); longer arrays are taken in

@@ -56,15 +56,15 @@
  *                                                   entry - Recv entry).  Numbering A at the
  *                                                   Mrecv instead would match the Recv with
  *                                                   A's send and measure it as 0.
- *   testany   2      rank 1 sends A and A' at once, rank 0 MPI_Recv late_sender of B:
+ *   testany   2      rank 1 sends A and C at once, rank 0 MPI_Recv late_sender of B:
  *                    then B DELAY late, one      max(0, B's send entry - Recv entry).
  *                    channel                     Rank 0 first takes A by an MPI_Irecv from
- *                                                rank 1 and A' by a wildcard MPI_Irecv
+ *                                                rank 1 and C by a wildcard MPI_Irecv
  *                                                (MPI_ANY_SOURCE, status ignored), each
  *                                                completed by polling MPI_Testany over NULLS
  *                                                null requests and the receive.  Missing
  *                                                the wildcard's number at its test would
- *                                                match the Recv with A''s send and measure
+ *                                                match the Recv with C's send and measure
  *                                                it as 0.
  *   ifill     3      none: no truth.  No blocking collective in the loop (no per-
  *                    iteration barrier); rank 1 receives from rank 0 before its
