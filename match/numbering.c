@@ -561,10 +561,12 @@ static void wp_pend_remove_one(struct wp_pendrecv *e)
     uint8_t *f = &pend_filter[wp_pend_bucket(e->key)];
     if (*f < 255)
         __atomic_store_n(f, (uint8_t)(*f - 1), __ATOMIC_RELAXED);
-    if (e->wild && !wp_pend_is_fkey(e->key))
-        __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
-    if ((e->wild || e->coll) && !wp_pend_is_fkey(e->key))
-        __atomic_store_n(&wp_match_test_seen, wp_match_test_seen - 1, __ATOMIC_RELAXED);
+    if (!wp_pend_is_fkey(e->key)) {
+        if (e->wild)
+            __atomic_store_n(&wp_match_wild, wp_match_wild - 1, __ATOMIC_RELAXED);
+        if (e->wild || e->coll)
+            __atomic_store_n(&wp_match_test_seen, wp_match_test_seen - 1, __ATOMIC_RELAXED);
+    }
     e->key = 0;
     for (uint32_t j = (i + 1) % WP_PEND_SLOTS; pend[j].key != 0; j = (j + 1) % WP_PEND_SLOTS) {
         uint32_t h = (uint32_t)wp_mix64(pend[j].key) % WP_PEND_SLOTS;

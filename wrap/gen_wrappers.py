@@ -454,10 +454,12 @@ def declare_mcat(out, at, start=0):
     out.insert(at, "    struct wp_mcat wp_mc = {0, 0, 0, 0};")
 
 
-def timed_recv_traffic(name, names):
+def timed_recv_traffic(name, names, fortran=False):
     """Whether the wrapper counts a blocking receive's traffic, which adds
-    the recorded duration (wp_d) to the transfer matrix's TIME(i,j)."""
-    return any(t[0] == "recv" and all(a in names for a in t[1:]) for t in TRAFFIC.get(name, []))
+    the recorded duration (wp_d) to the transfer matrix's TIME(i,j); a
+    Fortran wrapper needs no status (ftraffic_lines)."""
+    return any(t[0] == "recv" and all(a in names for a in (t[1:5] if fortran else t[1:]))
+               for t in TRAFFIC.get(name, []))
 
 
 def traffic_lines(name, names, known=None, cond=""):
@@ -801,11 +803,6 @@ FREMEDY = {
 }
 
 
-def ftimed_recv_traffic(name, names):
-    """timed_recv_traffic() for a Fortran wrapper, which needs no status."""
-    return any(t[0] == "recv" and all(a in names for a in t[1:5]) for t in TRAFFIC.get(name, []))
-
-
 def ftraffic_lines(name, names, nargs):
     """The Fortran form of traffic_lines(): every argument is a pointer to
     an integer (handles too); a wildcard source stays unknown (-1 in the
@@ -992,7 +989,7 @@ def gen_f(name, cls, opts, names, decls):
                 role_expr = role_kind
             # A blocking receive's duration, for the matrix as in C.
             dur = ""
-            if ftimed_recv_traffic(name, names):
+            if timed_recv_traffic(name, names, fortran=True):
                 out.append("    uint64_t wp_d = 0;")
                 dur = "wp_d = "
             out.append("    if (wp_r && %s)" % ok)
