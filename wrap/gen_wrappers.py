@@ -25,7 +25,9 @@ CLASSES = ["env", "send", "recv", "sendrecv", "probe", "wait", "test", "start",
 # Request kinds (fallback/stats.h): what a completion call completes decides
 # its pattern.  req=KIND on a row that creates requests stores the kind of
 # the new request under its handle; one2n and n2one depend on the role;
-# req=free forgets the handle (MPI_Request_free).
+# req=free forgets the handle (MPI_Request_free); req=unknown drops what the
+# tables hold under the new handle and stores nothing, so that completion
+# calls treat the request as one waitprof does not know.
 REQ_KINDS = {
     "send": "WP_RK_SEND",
     "recv": "WP_RK_RECV",
@@ -35,6 +37,7 @@ REQ_KINDS = {
     "n2one": "wp_rk_n2one(%s)",
     "other": "WP_RK_OTHER",
     "free": None,
+    "unknown": None,
 }
 
 
@@ -601,7 +604,10 @@ def c_body(name, cname, cls, opts, decls, names, lean):
         out.append("    int wp_rc = wp_src_recv_in(wp_uc, %s);" % args)
     else:
         out.append("    int wp_rc = %s(%s);" % (real, args))
-    if req and req != "free":
+    if req == "unknown":
+        out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
+        out.append("        wp_req_forget(wp_req_key(*%s));" % names[rq])
+    elif req and req != "free":
         kind = req_kind_expr(req, names, lambda r, c: "wp_role(%s, %s)" % (names[r], names[c]))
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
         out.append("        wp_req_put(wp_req_key(*%s), %s, %d);" % (names[rq], kind, int("persist" in opts)))
@@ -975,7 +981,10 @@ def gen_f(name, cls, opts, names, decls):
         else:
             out.append("    " + real.replace("@@", "    "))
         ok = "(%s == NULL || *(MPI_Fint *)%s == MPI_SUCCESS)" % (ierr, ierr)
-        if req and req != "free" and "fargs" not in opts:
+        if req == "unknown" and "fargs" not in opts:
+            out.append("    if (wp_r && %s)" % ok)
+            out.append("        wp_req_forget(wp_freq_key(a%d));" % rq)
+        elif req and req != "free" and "fargs" not in opts:
             kind = req_kind_expr(req, names, lambda r, c: "wp_frole(a%d, a%d)" % (r, c))
             out.append("    if (wp_r && %s)" % ok)
             out.append("        wp_req_put(wp_freq_key(a%d), %s, %d);" % (rq, kind, int("persist" in opts)))

@@ -107,7 +107,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_badenv.sh tests/mpi/t_endings.sh tests/mpi/t_readapi.sh tests/mpi/t_lean.sh tests/mpi/t_install.sh \
 	tests/mpi/t_ws_p2p.sh tests/mpi/t_ws_coll.sh tests/mpi/t_ws_waitall.sh tests/mpi/t_ws_stall.sh \
 	tests/mpi/t_ws_sendwait.sh tests/mpi/t_ws_waitall_f.sh tests/mpi/t_ws_callpath.sh \
-	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_fforget.sh tests/mpi/t_ws_chain.sh tests/mpi/t_ws_rounds.sh \
+	tests/mpi/t_ws_exact.sh tests/mpi/t_ws_exact_nbc.sh tests/mpi/t_ws_exact_f.sh tests/mpi/t_ws_fforget.sh tests/mpi/t_ws_stale.sh tests/mpi/t_ws_chain.sh tests/mpi/t_ws_rounds.sh \
 	tests/mpi/t_ws_sample.sh tests/mpi/t_ws_mix.sh tests/mpi/t_ws_threads.sh tests/mpi/t_ws_comms.sh tests/mpi/t_stress.sh tests/mpi/t_wrongmpi.sh \
 	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
 	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh tests/mpi/t_overflow.sh
@@ -118,7 +118,7 @@ EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_ex
 # Wait-state estimator checks: injected wait states of known size.
 check_PROGRAMS += tests/mpi/ws_p2p tests/mpi/ws_coll tests/mpi/ws_waitall tests/mpi/ws_stall \
 	tests/mpi/ws_sendwait tests/mpi/ws_callpath tests/mpi/ws_exact tests/mpi/ws_chain tests/mpi/ws_sample tests/mpi/ws_mix \
-	tests/mpi/ws_threads tests/mpi/ws_comms
+	tests/mpi/ws_threads tests/mpi/ws_comms tests/mpi/ws_stale
 tests_mpi_ws_callpath_SOURCES = tests/mpi/ws_callpath.c
 tests_mpi_ws_callpath_CFLAGS = $(WP_TEST_CFLAGS)
 tests_mpi_ws_sendwait_SOURCES = tests/mpi/ws_sendwait.c
@@ -135,6 +135,9 @@ tests_mpi_ws_stall_CFLAGS = $(WP_TEST_CFLAGS)
 # t_ws_exact_nbc.sh).
 tests_mpi_ws_exact_SOURCES = tests/mpi/ws_exact.c
 tests_mpi_ws_exact_CFLAGS = $(WP_TEST_CFLAGS)
+# A tested receive's handle taken by a generalized request (t_ws_stale.sh).
+tests_mpi_ws_stale_SOURCES = tests/mpi/ws_stale.c
+tests_mpi_ws_stale_CFLAGS = $(WP_TEST_CFLAGS)
 # Delay costs through a chain of waits (t_ws_chain.sh).
 tests_mpi_ws_chain_SOURCES = tests/mpi/ws_chain.c
 tests_mpi_ws_chain_CFLAGS = $(WP_TEST_CFLAGS)

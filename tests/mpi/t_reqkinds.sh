@@ -3,7 +3,10 @@
 # wp_req_kinds): tests/mpi/reqkinds.c completes persistent collectives
 # started in different orders, persistent point-to-point requests with an
 # inactive one, null requests, generalized and partitioned requests and a
-# truncated receive under MPI_ERRORS_RETURN, and prints what it observes;
+# truncated receive under MPI_ERRORS_RETURN, some of them again on handles
+# whose completed requests MPI_Test left in waitprof's tables (MPICH
+# aborted there before the calls that make them dropped the entries), and
+# prints what it observes;
 # under waitprof (default wrappers, 100 and 1000 Hz) the output is the
 # same as without it, and so is the exit status.
 . "$(dirname "$0")/../lib.sh"
