@@ -212,6 +212,11 @@ TRAFFIC = {
     # halves, so the call counts as a send and a receive like MPI_Sendrecv.
     "MPI_Sendrecv_replace": [("send", "count", "datatype", "dest", "comm"),
                              ("recv", "count", "datatype", "source", "comm", "status")],
+    # MPI-4's nonblocking exchanges: an MPI_Isend and an MPI_Irecv.
+    "MPI_Isendrecv": [("send", "sendcount", "sendtype", "dest", "comm"),
+                      ("irecv", "recvcount", "recvtype", "source", "comm")],
+    "MPI_Isendrecv_replace": [("send", "count", "datatype", "dest", "comm"),
+                              ("irecv", "count", "datatype", "source", "comm")],
 }
 
 
@@ -222,13 +227,16 @@ TRAFFIC = {
 # Receiver) is measured; MPI_Bsend and MPI_Rsend never wait for a receive.
 MATCH_SEND = {"MPI_Send": (3, 4, 5, 1), "MPI_Ssend": (3, 4, 5, 1), "MPI_Bsend": (3, 4, 5, 0),
               "MPI_Rsend": (3, 4, 5, 0), "MPI_Isend": (3, 4, 5, 0), "MPI_Ibsend": (3, 4, 5, 0),
-              "MPI_Issend": (3, 4, 5, 0), "MPI_Irsend": (3, 4, 5, 0)}
+              "MPI_Issend": (3, 4, 5, 0), "MPI_Irsend": (3, 4, 5, 0),
+              "MPI_Isendrecv": (3, 4, 10, 0), "MPI_Isendrecv_replace": (3, 4, 7, 0)}
 # Blocking receives: (source, tag, comm, status).
 MATCH_RECV = {"MPI_Recv": (3, 4, 5, 6)}
 # Both halves: (dest, sendtag, source, recvtag, comm, status).
 MATCH_SENDRECV = {"MPI_Sendrecv": (3, 4, 8, 9, 10, 11), "MPI_Sendrecv_replace": (3, 4, 5, 6, 7, 8)}
-# Nonblocking receives: (source, tag, comm, request).
-MATCH_IRECV = {"MPI_Irecv": (3, 4, 5, 6)}
+# Nonblocking receives: (source, tag, comm, request).  MPI_Isendrecv and
+# MPI_Isendrecv_replace are also in MATCH_SEND: their one request is
+# followed as a receive's, whose completion their wait is.
+MATCH_IRECV = {"MPI_Irecv": (3, 4, 5, 6), "MPI_Isendrecv": (8, 9, 10, 11), "MPI_Isendrecv_replace": (5, 6, 7, 8)}
 # Completion calls: requests, count (None: one request), the status
 # parameter and whether it is an array, which requests completed ("all",
 # "one" at index parameter idx, or the "list" of outcount out at idx), and

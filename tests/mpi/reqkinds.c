@@ -194,6 +194,29 @@ static void partitioned(void)
 #endif
 }
 
+/* MPI-4's nonblocking exchanges, receives to the completion calls: one
+ * whose partner sends late, next to one already complete. */
+static void exchanges(void)
+{
+#if MPI_VERSION >= 4
+    int peer = 1 - rank, out = rank + 30, in = -1, rep = rank + 40;
+    MPI_Request r[2];
+    if (rank == 1)
+        usleep(50000);
+    MPI_Isendrecv(&out, 1, MPI_INT, peer, 6, &in, 1, MPI_INT, peer, 6, MPI_COMM_WORLD, &r[0]);
+    MPI_Isendrecv_replace(&rep, 1, MPI_INT, peer, 7, peer, 7, MPI_COMM_WORLD, &r[1]);
+    MPI_Status st[2];
+    int rc = MPI_Waitall(2, r, st);
+    say("isendrecv_waitall", errclass(rc), in, rep);
+    say("isendrecv_status", st[0].MPI_SOURCE, st[0].MPI_TAG, 0);
+    MPI_Isendrecv(&out, 1, MPI_INT, peer, 8, &in, 1, MPI_INT, peer, 8, MPI_COMM_WORLD, &r[0]);
+    rc = MPI_Wait(&r[0], &st[0]);
+    say("isendrecv_wait", errclass(rc), in, st[0].MPI_SOURCE);
+#else
+    say("isendrecv_skipped_mpi3", 0, 0, 0);
+#endif
+}
+
 /* An error handler that returns: a truncated receive next to a good one. */
 static void errors_return(void)
 {
@@ -238,6 +261,7 @@ int main(int argc, char **argv)
     generalized();
     leave_stale(22);
     partitioned();
+    exchanges();
     errors_return();
     MPI_Finalize();
     return 0;

@@ -2,7 +2,8 @@
 # The wrappers' extra calls never change an outcome (wrap/wrap.h,
 # wp_req_kinds): tests/mpi/reqkinds.c completes persistent collectives
 # started in different orders, persistent point-to-point requests with an
-# inactive one, null requests, generalized and partitioned requests and a
+# inactive one, null requests, generalized and partitioned requests,
+# MPI-4's MPI_Isendrecv and MPI_Isendrecv_replace, and a
 # truncated receive under MPI_ERRORS_RETURN, some of them again on handles
 # whose completed requests MPI_Test left in waitprof's tables (MPICH
 # aborted there before the calls that make them dropped the entries), and

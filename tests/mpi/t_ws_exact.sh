@@ -11,7 +11,8 @@
 # Early Reduce (MPI_Reduce, late non-roots) and MPI_Irecv + MPI_Waitall with
 # staggered late senders (these at 4 ranks), and a late sender after receives
 # completed by MPI_Testany over 64 handles (2 ranks, the default source
-# only).  Each other mode runs with
+# only), and on MPICH MPI_Isendrecv and MPI_Isendrecv_replace completed
+# by MPI_Wait (2 ranks, a late sender).  Each other mode runs with
 # WAITPROF_SOURCE=wrappers and with the default source, and for every truth
 # line "truth rank=R pattern=P function=F wait=S" the program prints:
 # - the wait_ns of rank R's rows of F and P is within 5% or 5 ms of S, the
@@ -127,6 +128,8 @@ for src in wrappers default; do
     exact 4 3 bcast
     exact 4 1 reduce
     exact 4 1 waitall
+    # MPI-4's nonblocking exchanges (MPICH; Open MPI 4.1 has none).
+    [ "$MPI_FLAVOR" != mpich ] || exact 2 1 isendrecv
 done
 # An MPI_Waitall over more handles than the 64 copied on the stack: the
 # copy goes to the thread's own buffer (match/numbering.c, wp_long_room),

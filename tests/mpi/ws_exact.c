@@ -118,19 +118,19 @@
 #include "clock.h"
 
 enum mode { RECV, WILDCARD, SSEND, ALLREDUCE, BARRIER, BCAST, REDUCE, WAITALL, IALLREDUCE, IBCAST, PERSIST, MPROBE,
-            IFILL, IWILDCARD, TESTANY, NMODES };
+            IFILL, IWILDCARD, TESTANY, ISENDRECV, NMODES };
 static const char *const modes[NMODES] = {"recv",    "wildcard", "ssend",      "allreduce", "barrier",
                                           "bcast",   "reduce",   "waitall",    "iallreduce", "ibcast",
                                           "persist", "mprobe",   "ifill",      "iwildcard",
-                                          "testany"};
+                                          "testany", "isendrecv"};
 static const char *const pattern[NMODES] = {"late_sender",  "late_sender",    "late_receiver", "wait_nxn",
                                             "wait_barrier", "late_broadcast", "early_reduce",  "late_sender",
                                             "wait_nxn",     "late_broadcast", "late_sender",   "late_sender",
-                                            "wait_barrier", "late_sender",    "late_sender"};
+                                            "wait_barrier", "late_sender",    "late_sender",   "late_sender"};
 static const char *const function[NMODES] = {"MPI_Recv",    "MPI_Recv",  "MPI_Ssend",  "MPI_Allreduce",
                                              "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Waitall",
                                              "MPI_Wait",    "MPI_Wait",  "MPI_Wait",   "MPI_Mprobe",
-                                             "MPI_Wait",    "MPI_Wait",  "MPI_Recv"};
+                                             "MPI_Wait",    "MPI_Wait",  "MPI_Recv",   "MPI_Wait"};
 
 static double pos(double x)
 {
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun -np P ws_exact recv|wildcard|ssend|allreduce|barrier|bcast|reduce|waitall|"
-                    "iallreduce|ibcast|persist|mprobe|ifill|iwildcard|testany [DELAY] [ITER<=%d]\n"
+                    "iallreduce|ibcast|persist|mprobe|ifill|iwildcard|testany|isendrecv [DELAY] [ITER<=%d]\n"
                     "(P >= 2; wildcard, iwildcard: P >= 3)\n",
                     MAX_ITER);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -263,6 +263,41 @@ int main(int argc, char **argv)
                 t_out[at] = now();
                 source[at] = 1;
             }
+            break;
+        case ISENDRECV:
+            /* MPI-4's MPI_Isendrecv (even iterations) and
+             * MPI_Isendrecv_replace (odd), completed by MPI_Wait: rank 1
+             * receives rank 0's half at once and sends its own DELAY late,
+             * the late sender.  waitprof numbers both halves, as an
+             * MPI_Isend's and an MPI_Irecv's. */
+#if MPI_VERSION >= 4
+            if (rank == 1) {
+                double x;
+                MPI_Recv(&x, 1, MPI_DOUBLE, 0, TAG + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                compute(delay);
+                double t = now();
+                t_in[at] = t;
+                MPI_Send(&t, 1, MPI_DOUBLE, 0, TAG, MPI_COMM_WORLD);
+                t_out[at] = now();
+            } else if (rank == 0) {
+                MPI_Request r;
+                double x = it;
+                if (it % 2 == 0)
+                    MPI_Isendrecv(&x, 1, MPI_DOUBLE, 1, TAG + 1, &sent_at[at], 1, MPI_DOUBLE, 1, TAG,
+                                  MPI_COMM_WORLD, &r);
+                else
+                    MPI_Isendrecv_replace(&x, 1, MPI_DOUBLE, 1, TAG + 1, 1, TAG, MPI_COMM_WORLD, &r);
+                t_in[at] = now();
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                t_out[at] = now();
+                if (it % 2)
+                    sent_at[at] = x;
+            }
+#else
+            if (rank == 0)
+                fprintf(stderr, "ws_exact: isendrecv needs an MPI-4 library\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+#endif
             break;
         case WILDCARD:
         case IWILDCARD:
@@ -459,6 +494,7 @@ int main(int argc, char **argv)
         case IWILDCARD:
         case WAITALL:
         case TESTANY:
+        case ISENDRECV:
             /* The send entries came with the messages; also say who the
              * wildcard receives matched, in order. */
             if (mode == WILDCARD) {
@@ -556,7 +592,8 @@ int main(int argc, char **argv)
                     calls++;
                 }
             const char *f = function[mode];
-            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == IWILDCARD || mode == WAITALL || mode == MPROBE))
+            if (q != 0 && (mode == RECV || mode == WILDCARD || mode == IWILDCARD || mode == WAITALL || mode == MPROBE ||
+                           mode == ISENDRECV))
                 f = "MPI_Send";
             else if (q != 0 && mode == PERSIST)
                 f = "MPI_Start+MPI_Wait";
