@@ -42,8 +42,9 @@ enum wp_role { WP_ROLE_ANY = 0, WP_ROLE_ROOT = 1, WP_ROLE_NONROOT = 2 };
  * the category's role byte, so a Waitall that completes receives and one
  * that completes sends are different categories with different patterns.
  * WP_ROLE_ANY (0) means "not known" (a request created on another thread,
- * by a call waitprof does not wrap, or evicted from a full table): such
- * calls keep the minimum-duration method's default, Late Sender. */
+ * by a call whose requests have no kind, req=unknown in
+ * wrap/mpi_functions.tbl, or evicted from a full table): such calls keep
+ * the minimum-duration method's default, Late Sender. */
 enum wp_rkind {
     WP_RK_RECV = 3,    /* receive (Irecv, Imrecv, Recv_init): Late Sender */
     WP_RK_SEND = 4,    /* any send: no pattern */

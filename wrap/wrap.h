@@ -673,12 +673,14 @@ static inline int wp_rk_n2one(int role)
  * when the call succeeds) their non-persistent entries are dropped now,
  * because the call overwrites the handles.  Persistent requests stay
  * until MPI_Request_free.  *known says whether every pending request was
- * created by a call the table wraps (a point-to-point request, persistent
- * or not, a nonblocking collective, a file operation): only then does a
- * completion wrapper try the remedy's test first (wrap/gen_wrappers.py,
- * REMEDY).  Other requests (persistent collectives, partitioned and
- * generalized requests, requests made on another thread) go straight to
- * the wait: MPICH 4.0.2's MPI_Testall aborts on persistent collective
+ * created by a call the table gives a kind (a point-to-point request,
+ * persistent or not, a nonblocking collective, a collective file
+ * operation): only then does a completion wrapper try the remedy's test
+ * first (wrap/gen_wrappers.py, REMEDY).  Other requests (the req=unknown
+ * rows' persistent collectives, partitioned, generalized, one-sided and
+ * noncollective file requests, whose wrappers drop a stale kind under
+ * their handle; requests made on another thread) go straight to the
+ * wait: MPICH 4.0.2's MPI_Testall aborts on persistent collective
  * requests that the same MPI_Waitall completes.  Nor does any request once
  * the program set an error handler (wp_errors_may_return): with one that
  * returns, the test's progress can change which errors a wait reports
