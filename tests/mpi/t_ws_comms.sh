@@ -6,7 +6,10 @@
 #   half (Wait at NxN) and then to a send to the half's rank 0 (Late
 #   Sender, received on world ranks 2 and 3);
 # - dup: a late sender on a duplicate of a duplicate of MPI_COMM_WORLD and
-#   a late member of an MPI_Allreduce on the first duplicate.
+#   a late member of an MPI_Allreduce on the first duplicate; once more
+#   with both duplicates freed by MPI_Comm_disconnect (WS_FREE=disconnect),
+#   which must reduce their batches as MPI_Comm_free does (unwrapped, it
+#   left them in the table and MPI_Finalize crashed on the freed handles).
 # The waits are persistent (every call waits), so the estimate cannot see
 # them and only matching both sides of each instance measures them; that
 # needs the communicator's id and its members' ranks alike on every member.
@@ -37,3 +40,7 @@ comms() {
 comms split 6
 # The Allreduce of every rank, the receives of rank 0.
 comms dup 5
+WS_FREE=disconnect
+export WS_FREE
+comms dup 5
+unset WS_FREE

@@ -24,8 +24,9 @@
  * share: a receive waits max(0, send entry - receive entry), the send
  * entry travelling in the message; an MPI_Allreduce waits the last entry of
  * its communicator's members minus its own.  After the measured loop, and
- * after freeing the communicators (MPI_Comm_free reduces their last
- * collective batch), MPI_Gather brings every rank's figures to rank 0,
+ * after freeing the communicators (MPI_Comm_free, or MPI_Comm_disconnect
+ * with WS_FREE=disconnect, reduces their last collective batch),
+ * MPI_Gather brings every rank's figures to rank 0,
  * which prints for each rank the pattern applies to
  *   truth rank=R pattern=P function=F wait=S
  * with R the rank in MPI_COMM_WORLD. */
@@ -111,11 +112,13 @@ int main(int argc, char **argv)
             MPI_Allreduce(in, out, COUNT, MPI_DOUBLE, MPI_SUM, red);
         }
     }
+    const char *how = getenv("WS_FREE");
+    int (*release)(MPI_Comm *) = how && strcmp(how, "disconnect") == 0 ? MPI_Comm_disconnect : MPI_Comm_free;
     if (split) {
-        MPI_Comm_free(&red);
+        release(&red);
     } else {
-        MPI_Comm_free(&p2p);
-        MPI_Comm_free(&d1);
+        release(&p2p);
+        release(&d1);
     }
 
     MPI_Gather(mine, iter + 1, MPI_DOUBLE, all, iter + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
