@@ -112,7 +112,7 @@ WP_MPI_TESTS = tests/mpi/t_nonmpi.sh tests/mpi/t_late_sender_c.sh tests/mpi/t_la
 	tests/mpi/t_firstcontact.sh tests/mpi/t_inlined.sh tests/mpi/t_counters.sh tests/mpi/t_counters_papi.sh \
 	tests/mpi/t_counters_hw.sh tests/mpi/t_counters_split.sh tests/mpi/t_overflow.sh
 TESTS += $(WP_MPI_TESTS)
-EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/ws_fforget.F90 tests/mpi/ws_fforget_c.c tests/mpi/inlined.F90 tests/mpi/clock.h \
+EXTRA_DIST += tests/mpi/late_sender.F90 tests/mpi/ws_waitall.F90 tests/mpi/ws_exact.F90 tests/mpi/ws_fforget.F90 tests/mpi/ws_fforget_c.c tests/mpi/inlined.F90 tests/mpi/clock.h tests/mpi/greq.h \
 	$(WP_MPI_TESTS)
 
 # Wait-state estimator checks: injected wait states of known size.

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "greq.h"
+
 static int rank;
 
 static void say(const char *what, int a, int b, int c)
@@ -127,45 +129,21 @@ static void null_requests(void)
     say("null_wait", errclass(rc), s.MPI_SOURCE == MPI_ANY_SOURCE, s.MPI_TAG == MPI_ANY_TAG);
 }
 
-/* A generalized request: its callbacks are called as often as without
- * waitprof. */
-static int nquery, nfree;
-static int g_query(void *extra, MPI_Status *st)
-{
-    (void)extra;
-    nquery++;
-    MPI_Status_set_elements(st, MPI_INT, 7);
-    MPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-static int g_free(void *extra)
-{
-    (void)extra;
-    nfree++;
-    return MPI_SUCCESS;
-}
-static int g_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;
-}
-
+/* A generalized request (greq.h): its callbacks are called as often as
+ * without waitprof. */
 static void generalized(void)
 {
     MPI_Request g[2];
-    MPI_Grequest_start(g_query, g_free, g_cancel, NULL, &g[0]);
-    MPI_Grequest_start(g_query, g_free, g_cancel, NULL, &g[1]);
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &g[0]);
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &g[1]);
     MPI_Grequest_complete(g[0]);
     MPI_Status st;
     int rc = MPI_Wait(&g[0], &st), n = -1;
     MPI_Get_elements(&st, MPI_INT, &n);
-    say("greq_wait", errclass(rc), n, nquery * 10 + nfree);
+    say("greq_wait", errclass(rc), n, greq_nquery * 10 + greq_nfree);
     MPI_Grequest_complete(g[1]);
     rc = MPI_Waitall(1, &g[1], &st);
-    say("greq_waitall", errclass(rc), nquery, nfree);
+    say("greq_waitall", errclass(rc), greq_nquery, greq_nfree);
 }
 
 /* Partitioned communication (MPI-4). */

@@ -14,26 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int g_query(void *extra, MPI_Status *st)
-{
-    (void)extra;
-    MPI_Status_set_elements(st, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-}
-static int g_free(void *extra)
-{
-    (void)extra;
-    return MPI_SUCCESS;
-}
-static int g_cancel(void *extra, int complete)
-{
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS;
-}
+#include "greq.h"
 
 int main(int argc, char **argv)
 {
@@ -53,7 +34,7 @@ int main(int argc, char **argv)
             while (!flag);
             if (v != i)
                 MPI_Abort(MPI_COMM_WORLD, 2);
-            MPI_Grequest_start(g_query, g_free, g_cancel, NULL, &g);
+            MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &g);
             reused += g == was;
             MPI_Grequest_complete(g);
             MPI_Wait(&g, MPI_STATUS_IGNORE);
