@@ -30,7 +30,19 @@ int wp_dw_name(Dwfl_Module *mod, uintptr_t ip, const char *sym, wp_demangler dem
 /* The DWARF scopes that contain ip, innermost first, as the code is laid
  * out: every level of inlined calls, then the function they were inlined
  * into, then its compilation unit (*cu).  Returns how many (0 without
- * DWARF for ip); the caller frees *scopes. */
+ * DWARF for ip); the caller frees *scopes.  wp_dw_scopes() finds them
+ * through an index of each compilation unit's functions, kept with the
+ * module until wp_dw_forget(dwfl), which the owner of a Dwfl calls before
+ * dwfl_end(); wp_dw_scopes_libdw() asks libdw, which walks the unit from
+ * its start.  Both give the same scopes (tests/unit/test_dwscopes.c). */
 int wp_dw_scopes(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf_Die **cu);
+int wp_dw_scopes_libdw(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf_Die **cu);
+void wp_dw_forget(Dwfl *dwfl);
+
+/* The name of the symbol that contains ip in mod, as
+ * dwfl_module_addrname() gives it, through an index of the module's
+ * symbol table kept with the scope index (until wp_dw_forget()); NULL
+ * when there is none. */
+const char *wp_dw_addrname(Dwfl_Module *mod, uintptr_t ip);
 
 #endif

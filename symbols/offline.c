@@ -214,7 +214,7 @@ static const char *wp_file_name(struct wp_offline *o, struct wp_ofile *f, uint64
         name = WP_NO_SYMBOL;
     } else {
         uintptr_t ip = (uintptr_t)(addr + bias);
-        const char *sym = dwfl_module_addrname(f->mod, ip);
+        const char *sym = wp_dw_addrname(f->mod, ip);
         char buf[1024];
         if (sym == NULL)
             name = WP_NO_SYMBOL;
@@ -236,8 +236,10 @@ static void wp_file_free(struct wp_ofile *f)
         if (f->names[i].name != WP_LEFT_OUT && f->names[i].name != WP_NO_SYMBOL)
             free(f->names[i].name);
     free(f->names);
-    if (f->dwfl)
+    if (f->dwfl) {
+        wp_dw_forget(f->dwfl);
         dwfl_end(f->dwfl);
+    }
     free(f->path);
     free(f->build_id);
     free(f);

@@ -28,6 +28,7 @@ struct wp_sym_entry {
     char *name; /* NULL: left out */
     int used;
     int located; /* wp_symbolizer_frame_locs() has reported it */
+    int symbol;  /* its module's symbol table names the function at ip */
 };
 
 struct wp_symbolizer {
@@ -106,8 +107,10 @@ struct wp_symbolizer *wp_symbolizer_new(void)
     pthread_mutex_lock(&wp_mods.mu);
     int fresh = wp_mods.dwfl && counts[0] && counts[0] == wp_mods.counts[0] && counts[1] == wp_mods.counts[1];
     if (!fresh && wp_mods.users == 0) {
-        if (wp_mods.dwfl)
+        if (wp_mods.dwfl) {
+            wp_dw_forget(wp_mods.dwfl);
             dwfl_end(wp_mods.dwfl);
+        }
         wp_mods.dwfl = wp_report(&wp_mods.self);
         wp_mods.counts[0] = counts[0];
         wp_mods.counts[1] = counts[1];
@@ -132,11 +135,12 @@ struct wp_symbolizer *wp_symbolizer_new(void)
     return sy;
 }
 
-static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn)
+static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn, int *symbol)
 {
     char buf[1024], raw[1024];
     Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
-    const char *sym = mod ? dwfl_module_addrname(mod, ip) : NULL;
+    const char *sym = mod ? wp_dw_addrname(mod, ip) : NULL;
+    *symbol = sym != NULL;
 
     if (wp_is_wrapper_ip(ip)) {
         int id = sym ? wp_fn_lookup(sym) : fn;
@@ -195,7 +199,7 @@ static struct wp_sym_entry *wp_entry(struct wp_symbolizer *sy, uintptr_t ip, int
     }
     sy->tab[j].used = 1;
     sy->tab[j].ip = key;
-    sy->tab[j].name = wp_lookup(sy, ip, fn);
+    sy->tab[j].name = wp_lookup(sy, ip, fn, &sy->tab[j].symbol);
     sy->n++;
     return &sy->tab[j];
 }
@@ -218,6 +222,7 @@ void wp_symbolizer_free(struct wp_symbolizer *sy)
         wp_mods.users--;
         pthread_mutex_unlock(&wp_mods.mu);
     } else if (sy->dwfl) {
+        wp_dw_forget(sy->dwfl);
         dwfl_end(sy->dwfl);
     }
     free(sy);
@@ -296,8 +301,7 @@ void wp_symbolizer_frame_locs(struct wp_symbolizer *sy, uintptr_t ip, wp_frame_l
     e->located = 1;
     const char *chain = e->name;
     Dwfl_Module *mod = sy->dwfl ? dwfl_addrmodule(sy->dwfl, ip) : NULL;
-    if (chain == NULL || mod == NULL || mod == sy->self || wp_is_wrapper_ip(ip) ||
-        dwfl_module_addrname(mod, ip) == NULL)
+    if (chain == NULL || mod == NULL || mod == sy->self || wp_is_wrapper_ip(ip) || !e->symbol)
         return;
     Dwarf_Die *scopes = NULL, *cu;
     int n = wp_dw_scopes(mod, ip, &scopes, &cu);

@@ -77,6 +77,17 @@ tests_unit_test_offline_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS) -g
 tests_unit_test_offline_LDADD = $(CHECK_LIBS) $(DW_LIBS) -ldl -lpthread -lrt
 endif
 
+# --- the DWARF scope index against libdw's own walk, on every address of
+# the test program (tests/unit/test_dwscopes.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_dwscopes
+TESTS += tests/unit/test_dwscopes
+tests_unit_test_dwscopes_SOURCES = tests/unit/test_dwscopes.c symbols/dwname.c symbols/dwname.h \
+	symbols/names.c symbols/names.h format/folded.c format/folded.h
+tests_unit_test_dwscopes_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS) -g
+tests_unit_test_dwscopes_LDADD = $(CHECK_LIBS) $(DW_LIBS) -lpthread
+endif
+
 # --- the stall sources' lock-free request table (tests/unit/test_requests.c)
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_requests
