@@ -498,12 +498,10 @@ static int wp_dw_ndx_cmp(const void *a, const void *b)
     return *x < *y ? -1 : *x > *y;
 }
 
-/* Pass p's answer for addr: 1 with *name when a sized symbol contains
- * addr, 0 when none does, -1 when memory ran out. */
-static int wp_dw_syms_pass(Dwfl_Module *mod, const struct wp_dw_syms *y, int p, Dwarf_Addr addr, const char **name)
+/* How many of the sorted s[0..n) start at or below addr. */
+static size_t wp_dw_syms_upto(const struct wp_dw_sym *s, size_t n, Dwarf_Addr addr)
 {
-    const struct wp_dw_sym *s = y->s[p];
-    size_t a = 0, b = y->n[p];
+    size_t a = 0, b = n;
     while (a < b) {
         size_t m = a + (b - a) / 2;
         if (s[m].value <= addr)
@@ -511,6 +509,15 @@ static int wp_dw_syms_pass(Dwfl_Module *mod, const struct wp_dw_syms *y, int p, 
         else
             b = m;
     }
+    return a;
+}
+
+/* Pass p's answer for addr: 1 with *name when a sized symbol contains
+ * addr, 0 when none does, -1 when memory ran out. */
+static int wp_dw_syms_pass(Dwfl_Module *mod, const struct wp_dw_syms *y, int p, Dwarf_Addr addr, const char **name)
+{
+    const struct wp_dw_sym *s = y->s[p];
+    size_t a = wp_dw_syms_upto(s, y->n[p], addr);
     uint32_t few[16], *ndx = few;
     size_t k = 0, cap = 16;
     for (size_t i = a; i-- > 0 && y->reach[p][i] > addr;) {
@@ -582,14 +589,7 @@ static int wp_dw_syms_none(const struct wp_dw_syms *y, Dwarf_Addr addr)
         size_t k = wp_dw_upto(y->labels[p], y->nlabels[p], addr);
         if (k > 0 && (!any || y->labels[p][k - 1] > label))
             label = y->labels[p][k - 1], any = 1;
-        size_t a = 0, b = y->n[p];
-        while (a < b) {
-            size_t m = a + (b - a) / 2;
-            if (y->s[p][m].value <= addr)
-                a = m + 1;
-            else
-                b = m;
-        }
+        size_t a = wp_dw_syms_upto(y->s[p], y->n[p], addr);
         if (a > 0 && y->reach[p][a - 1] > end)
             end = y->reach[p][a - 1];
     }
