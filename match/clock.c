@@ -51,10 +51,31 @@ void wp_match_clock_test(int injected, double offset_s, double drift_ppm)
     ck.inj_t0 = (double)wp_clock_ns();
 }
 
+/* The line matching converts ticks with after wp_match_clock_line(): through
+ * the reference pair of MPI_Init's calibration and one taken at
+ * MPI_Finalize. */
+static struct {
+    int on;
+    uint64_t t0, t1;
+    double n0, n1;
+} ln;
+
+void wp_match_clock_line(void)
+{
+    uint64_t n0, t0, n1, t1;
+    wp_clock_anchor(&n0, &t0);
+    wp_clock_pair(&n1, &t1);
+    if (!wp_clock_tsc || t0 == 0 || t1 <= t0 || n1 <= n0)
+        return;
+    ln.t0 = t0, ln.t1 = t1, ln.n0 = (double)n0, ln.n1 = (double)n1;
+    ln.on = 1;
+}
+
 /* This rank's own clock, as matching reads it. */
 static double wp_local_ns(uint64_t ticks)
 {
-    double ns = (double)wp_ticks_to_ns(ticks);
+    double ns = ln.on ? ln.n0 + (double)(int64_t)(ticks - ln.t0) * ((ln.n1 - ln.n0) / (double)(ln.t1 - ln.t0))
+                      : (double)wp_ticks_to_ns(ticks);
     if (ck.injected)
         ns += ck.inj_off_ns + ck.inj_rate * (ns - ck.inj_t0);
     return ns;

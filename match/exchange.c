@@ -304,6 +304,7 @@ int wp_match_finalize(MPI_Comm wcomm, int rank, int size)
         return 0;
     done = 1;
     uint64_t start = wp_clock_ns();
+    wp_match_clock_line();
     /* The clocks' second offsets, so that drift is interpolated. */
     wp_match_clock_sync(wcomm, rank);
     uint64_t synced = wp_clock_ns();

@@ -6,8 +6,12 @@
  * CLOCK_MONOTONIC nanoseconds.  wp_ticks_to_ns() turns a tick value into
  * CLOCK_MONOTONIC nanoseconds.  The TSC rate is measured between library
  * load and MPI_Init (wp_clock_calibrate(), normal context), a span of at
- * least the MPI start-up; before that, conversions use a provisional rate.
- * Both functions are async-signal-safe: they read a few globals and the TSC.
+ * least the MPI start-up; before that, conversions use a provisional
+ * rate.  Each measurement reads a reference pair (CLOCK_MONOTONIC and the
+ * TSC at one moment) within a few tens of nanoseconds, however the reading
+ * is interrupted.  wp_ticks_to_ns() and
+ * wp_ticks_duration_ns() are async-signal-safe: they read a few globals and
+ * the TSC.
  */
 #ifndef WP_STATE_CLOCK_H
 #define WP_STATE_CLOCK_H
@@ -46,7 +50,20 @@ static inline uint64_t wp_ticks_to_us(uint64_t dticks)
     return wp_ticks_duration_ns(dticks) / 1000;
 }
 
-/* Measure the TSC rate against CLOCK_MONOTONIC since library load. */
+/* Measure the TSC rate against CLOCK_MONOTONIC since the last reference
+ * pair (library load, or the last calibration) and anchor conversions at
+ * now.  Normal context. */
 void wp_clock_calibrate(void);
+
+/* A reference pair now: CLOCK_MONOTONIC ns and ticks at one moment (the
+ * same value twice without the TSC).  Normal context. */
+void wp_clock_pair(uint64_t *ns, uint64_t *ticks);
+/* The pair conversions are anchored at (the last calibration's); 0 and 0
+ * without the TSC. */
+void wp_clock_anchor(uint64_t *ns, uint64_t *ticks);
+
+/* For tests only: the clock reference pairs read (NULL: CLOCK_MONOTONIC
+ * again), so that a test can delay the reading as a preemption would. */
+void wp_clock_test_reader(uint64_t (*read_ns)(void));
 
 #endif

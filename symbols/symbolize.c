@@ -72,7 +72,8 @@ static int wp_load_counts(struct dl_phdr_info *info, size_t size, void *arg)
  * a process with Open MPI's components loaded (136 modules here), and the
  * steps of MPI_Finalize make four symbolizers one after another
  * (doc/performance.md, "Start-up and finalize"); the symbols and line
- * tables libdwfl reads stay loaded with the list, for the next one.  A list
+ * tables libdwfl reads, and the indexes of symbols/dwname.h, stay loaded
+ * with the list, for the next one.  A list
  * that has gone stale while a symbolizer still uses it is left to that
  * symbolizer, and the next one reports a fresh list. */
 static struct {

@@ -77,6 +77,16 @@ tests_unit_test_offline_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS) -g
 tests_unit_test_offline_LDADD = $(CHECK_LIBS) $(DW_LIBS) -ldl -lpthread -lrt
 endif
 
+# --- the TSC's reference pairs under delayed clock readings
+# (tests/unit/test_clock.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_clock
+TESTS += tests/unit/test_clock
+tests_unit_test_clock_SOURCES = tests/unit/test_clock.c state/clock.c state/clock.h
+tests_unit_test_clock_CFLAGS = $(CHECK_CFLAGS) $(WP_CFLAGS)
+tests_unit_test_clock_LDADD = $(CHECK_LIBS)
+endif
+
 # --- the DWARF scope index against libdw's own walk, on every address of
 # the test program (tests/unit/test_dwscopes.c).
 if HAVE_CHECK
