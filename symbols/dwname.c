@@ -54,10 +54,11 @@ int wp_dw_scopes_libdw(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf
  *
  * Both libdw calls above walk the compilation unit from its first DIE:
  * dwarf_getscopes() tests every function of the unit for the address, and
- * dwarf_getscopes_die() visits every scope before the one it is given.  A
- * frame in a unit of 20 000 functions cost about 20 ms, and a profile names
- * each of its frames up to three times (doc/performance.md, "Start-up and
- * finalize").  The index makes it one binary search per frame: for each
+ * dwarf_getscopes_die() visits every scope before the one it is given.  In
+ * a unit of 20 000 functions a frame cost about 8 ms (the mean over frames
+ * spread across it), and the finalize step names each frame several times:
+ * MPI_Finalize took seconds (doc/performance.md, "Naming frames in a large
+ * program").  The index makes it one binary search per frame: for each
  * unit a frame fell in, the address ranges of the unit's children, sorted,
  * built on the unit's first frame and kept with the module (its Dwfl_Module
  * user data) until wp_dw_forget().
