@@ -338,7 +338,8 @@ int wp_dw_scopes(Dwfl_Module *mod, uintptr_t ip, Dwarf_Die **scopes, Dwarf_Die *
 /* --- the symbol index ------------------------------------------------------
  *
  * dwfl_module_addrname() reads the module's whole symbol table for each
- * address: in a program of 20 000 functions, 0.6 ms per frame.
+ * address: in a program of 20 000 functions, about 0.9 ms per address
+ * (the mean over 623 addresses spread across it).
  * wp_dw_addrname() gives the same name from an index built once per
  * module, for the addresses that a sized symbol contains (every function
  * a compiler emitted into a table that keeps it), and asks libdw for the
