@@ -65,7 +65,7 @@ void wp_match_clock_line(void)
     uint64_t n0, t0, n1, t1;
     wp_clock_anchor(&n0, &t0);
     wp_clock_pair(&n1, &t1);
-    if (!wp_clock_tsc || t0 == 0 || t1 <= t0 || n1 <= n0)
+    if (!wp_clock_tsc || t1 <= t0 || n1 <= n0)
         return;
     ln.t0 = t0, ln.t1 = t1, ln.n0 = (double)n0, ln.n1 = (double)n1;
     ln.on = 1;

@@ -3,6 +3,7 @@
 #include <elfutils/libdw.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,25 @@ struct wp_dw_module {
 };
 
 static pthread_mutex_t wp_dw_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* How many of the n elements at base, each size bytes and sorted by the
+ * address at offset key within it, have that address at or below addr:
+ * the one binary search of both indexes (ranges by start, symbols by
+ * value, labels). */
+static size_t wp_dw_upto(const void *base, size_t n, size_t size, size_t key, Dwarf_Addr addr)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        Dwarf_Addr v;
+        memcpy(&v, (const char *)base + m * size + key, sizeof v);
+        if (v <= addr)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
 
 static int wp_dw_owns_scopes(int tag)
 {
@@ -252,14 +272,7 @@ static int wp_dw_top(Dwfl_Module *mod, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *
         /* The last range starting at or below pc, then back while an
          * earlier range may still reach past pc (nested or overlapping
          * ranges are rare), keeping the first child in DIE order. */
-        size_t a = 0, b = u->n;
-        while (a < b) {
-            size_t m = a + (b - a) / 2;
-            if (u->r[m].lo <= pc)
-                a = m + 1;
-            else
-                b = m;
-        }
+        size_t a = wp_dw_upto(u->r, u->n, sizeof *u->r, offsetof(struct wp_dw_range, lo), pc);
         size_t best = (size_t)-1;
         for (size_t i = a; i-- > 0 && u->reach[i] > pc;)
             if (pc < u->r[i].hi && (best == (size_t)-1 || u->r[i].child < u->r[best].child))
@@ -500,26 +513,12 @@ static int wp_dw_ndx_cmp(const void *a, const void *b)
     return *x < *y ? -1 : *x > *y;
 }
 
-/* How many of the sorted s[0..n) start at or below addr. */
-static size_t wp_dw_syms_upto(const struct wp_dw_sym *s, size_t n, Dwarf_Addr addr)
-{
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (s[m].value <= addr)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
-}
-
 /* Pass p's answer for addr: 1 with *name when a sized symbol contains
  * addr, 0 when none does, -1 when memory ran out. */
 static int wp_dw_syms_pass(Dwfl_Module *mod, const struct wp_dw_syms *y, int p, Dwarf_Addr addr, const char **name)
 {
     const struct wp_dw_sym *s = y->s[p];
-    size_t a = wp_dw_syms_upto(s, y->n[p], addr);
+    size_t a = wp_dw_upto(s, y->n[p], sizeof *s, offsetof(struct wp_dw_sym, value), addr);
     uint32_t few[16], *ndx = few;
     size_t k = 0, cap = 16;
     for (size_t i = a; i-- > 0 && y->reach[p][i] > addr;) {
@@ -564,20 +563,6 @@ static int wp_dw_syms_pass(Dwfl_Module *mod, const struct wp_dw_syms *y, int p, 
     return best != NULL;
 }
 
-/* How many of the sorted v[0..n) are at or below addr. */
-static size_t wp_dw_upto(const Dwarf_Addr *v, size_t n, Dwarf_Addr addr)
-{
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (v[m] <= addr)
-            a = m + 1;
-        else
-            b = m;
-    }
-    return a;
-}
-
 /* When no sized symbol contains addr: 0 if libdw names nothing there,
  * -1 if it may name a sizeless symbol.  Its candidate must lie at or above
  * the end of every symbol below addr in the passes searched, sizeless ones
@@ -588,10 +573,10 @@ static int wp_dw_syms_none(const struct wp_dw_syms *y, Dwarf_Addr addr)
     Dwarf_Addr end = 0, label = 0;
     int any = 0;
     for (int p = 0; p < y->passes; p++) {
-        size_t k = wp_dw_upto(y->labels[p], y->nlabels[p], addr);
+        size_t k = wp_dw_upto(y->labels[p], y->nlabels[p], sizeof *y->labels[p], 0, addr);
         if (k > 0 && (!any || y->labels[p][k - 1] > label))
             label = y->labels[p][k - 1], any = 1;
-        size_t a = wp_dw_syms_upto(y->s[p], y->n[p], addr);
+        size_t a = wp_dw_upto(y->s[p], y->n[p], sizeof *y->s[p], offsetof(struct wp_dw_sym, value), addr);
         if (a > 0 && y->reach[p][a - 1] > end)
             end = y->reach[p][a - 1];
     }
@@ -614,7 +599,7 @@ const char *wp_dw_addrname(Dwfl_Module *mod, uintptr_t ip)
             /* libdw searches the locals unless a sizeless global symbol
              * is at addr; whether it is depends on the labels' order and
              * sections, which libdw weighs. */
-            size_t k = wp_dw_upto(y->labels[0], y->nlabels[0], addr);
+            size_t k = wp_dw_upto(y->labels[0], y->nlabels[0], sizeof *y->labels[0], 0, addr);
             rc = k > 0 && y->labels[0][k - 1] == addr ? -1 : wp_dw_syms_pass(mod, y, 1, addr, &name);
         }
         if (rc == 0)
