@@ -26,6 +26,16 @@
  * own TLS record.  Registration happens in normal context under a mutex.
  * PERUSE functions are found with dlsym at probe time, so a libwaitprof
  * built with peruse.h still loads against an Open MPI without PERUSE.
+ *
+ * ob1 posts a receive (INSERT_IN_POSTED_Q) before its first progress pass
+ * reads the transport, so a message that arrived while the receiver
+ * computed leaves the receive posted for one pass: 2-5 us per receive on
+ * the machines of doc/sources.md, a quarter of an 8-byte receive's samples
+ * where every message had arrived.  The source therefore registers a
+ * progress callback with Open MPI's opal_progress_register (exported by
+ * libopen-pal, found with dlsym) and has a stall count only after
+ * WP_REQ_PASSES passes (mpit/requests.h).  Where that symbol is missing a
+ * stall counts at once, as before.
  */
 #include "config.h"
 
@@ -63,7 +73,21 @@ static struct {
     int (*activate)(peruse_event_h);
     int (*deactivate)(peruse_event_h);
     int (*release)(peruse_event_h *);
+    /* Open MPI's own progress hooks (libopen-pal); NULL when absent. */
+    int (*progress_register)(int (*)(void));
+    int (*progress_unregister)(int (*)(void));
 } wp_pe;
+
+/* Called by opal_progress at the end of each of its passes, on any thread,
+ * after the transports registered before it; it only counts the pass
+ * (mpit/requests.h: a relaxed load and store of a static word).  Returns
+ * the number of events it completed, none, so that Open MPI's idle
+ * yielding is unchanged. */
+static int wp_pe_pass(void)
+{
+    wp_req_progress();
+    return 0;
+}
 
 /* Communicators with registered events.  Normal context only, under the
  * mutex; the callbacks never look here. */
@@ -160,6 +184,8 @@ static int wp_peruse_probe(char *why, size_t cap)
         snprintf(why, cap, "the MPI library's PERUSE interface is incomplete");
         return 0;
     }
+    wp_pe.progress_register = (int (*)(int (*)(void)))dlsym(RTLD_DEFAULT, "opal_progress_register");
+    wp_pe.progress_unregister = (int (*)(int (*)(void)))dlsym(RTLD_DEFAULT, "opal_progress_unregister");
     if (wp_pe.init() != PERUSE_SUCCESS) {
         snprintf(why, cap, "PERUSE_Init failed");
         return 0;
@@ -230,6 +256,10 @@ static int wp_peruse_start(char *why, size_t cap)
         pthread_mutex_unlock(&wp_pcomm_lock);
         return -1;
     }
+    /* Passes are counted from here; stalls wait for them only once the
+     * callback is in (0 is Open MPI's OPAL_SUCCESS). */
+    if (wp_pe.progress_register && wp_pe.progress_unregister && wp_pe.progress_register(wp_pe_pass) == 0)
+        __atomic_store_n(&wp_req_need, WP_REQ_PASSES, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -251,6 +281,10 @@ static void wp_peruse_comm_free(MPI_Comm comm)
 
 static void wp_peruse_stop(void)
 {
+    if (wp_req_need) {
+        __atomic_store_n(&wp_req_need, 0, __ATOMIC_RELAXED);
+        wp_pe.progress_unregister(wp_pe_pass);
+    }
     pthread_mutex_lock(&wp_pcomm_lock);
     while (wp_npcomm > 0)
         wp_peruse_detach_at(wp_npcomm - 1);
@@ -289,6 +323,7 @@ const struct wp_source wp_source_peruse = {
     .stop = wp_peruse_stop,
     .wait = wp_peruse_wait,
     .waitall = wp_peruse_waitall,
+    .whole = 1,
 };
 
 #else /* no peruse.h at build time */

@@ -19,6 +19,9 @@ static struct wp_req wp_reqs[WP_REQ_SLOTS];
 int wp_req_stall[WP_REQ_THREADS];
 uint64_t wp_req_stall_end[WP_REQ_THREADS];
 int wp_req_serial;
+unsigned wp_req_need;
+unsigned wp_req_pass;
+unsigned wp_req_since[WP_REQ_THREADS];
 /* Serial mode: requests of the table that are live (requests.h). */
 int wp_req_live;
 unsigned long wp_req_untracked;
@@ -63,6 +66,23 @@ static struct wp_req *wp_req_find(uintptr_t id, int insert)
     return 0;
 }
 
+/* Thread k's stall counter is about to rise from zero: its passes count
+ * from here (requests.h).  Reset first, so that k's handler never sees the
+ * new stall with the last one's passes. */
+static void wp_req_stall_begins(int k)
+{
+    __atomic_store_n(&wp_req_since[k], __atomic_load_n(&wp_req_pass, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* Thread k's stall counter fell to zero: date the end of a stall that
+ * counted (one clock read, when the awaited message has come). */
+static void wp_req_stall_ended(int k)
+{
+    if (wp_req_counts(__atomic_load_n(&wp_req_since[k], __ATOMIC_RELAXED)))
+        __atomic_store_n(&wp_req_stall_end[k], wp_ticks(), __ATOMIC_RELAXED);
+}
+
 /* Move the stall counters by the change of the word's contribution: a
  * request counts for its owner while it is both posted and awaited. */
 static void wp_req_account(uint32_t old, uint32_t new)
@@ -79,20 +99,27 @@ static void wp_req_account(uint32_t old, uint32_t new)
             int n = __atomic_load_n(&wp_req_stall[was], __ATOMIC_RELAXED) - 1;
             __atomic_store_n(&wp_req_stall[was], n, __ATOMIC_RELAXED);
             if (n == 0)
-                __atomic_store_n(&wp_req_stall_end[was], wp_ticks(), __ATOMIC_RELAXED);
+                wp_req_stall_ended(was);
         }
-        if (is >= 0 && is < WP_REQ_THREADS)
-            __atomic_store_n(&wp_req_stall[is], __atomic_load_n(&wp_req_stall[is], __ATOMIC_RELAXED) + 1,
-                             __ATOMIC_RELAXED);
+        if (is >= 0 && is < WP_REQ_THREADS) {
+            int n = __atomic_load_n(&wp_req_stall[is], __ATOMIC_RELAXED);
+            if (n == 0)
+                wp_req_stall_begins(is);
+            __atomic_store_n(&wp_req_stall[is], n + 1, __ATOMIC_RELAXED);
+        }
         return;
     }
-    /* The stall's end (see requests.h): stored by whichever thread took
-     * the counter to zero; a race with a new stall of the same thread only
-     * dates a wait by the later of two near ends. */
+    /* The stall's end and beginning are handled by whichever thread moved
+     * the counter from or to zero.  A race with a new stall of the same
+     * thread can only date a wait by the later of two near ends, or count
+     * a stall from a pass or two later than it began. */
     if (was >= 0 && was < WP_REQ_THREADS && __atomic_fetch_sub(&wp_req_stall[was], 1, __ATOMIC_RELAXED) == 1)
-        __atomic_store_n(&wp_req_stall_end[was], wp_ticks(), __ATOMIC_RELAXED);
-    if (is >= 0 && is < WP_REQ_THREADS)
+        wp_req_stall_ended(was);
+    if (is >= 0 && is < WP_REQ_THREADS) {
+        if (__atomic_load_n(&wp_req_stall[is], __ATOMIC_RELAXED) == 0)
+            wp_req_stall_begins(is);
         __atomic_fetch_add(&wp_req_stall[is], 1, __ATOMIC_RELAXED);
+    }
 }
 
 /* Replace the word by new (computed from old, its value now): one

@@ -32,6 +32,17 @@
  *   complete or not followed.
  * - When the table is full, a request is not tracked and wp_req_untracked
  *   counts it; its waits then count as MPI-Work (reported, never silent).
+ * - A source that can see the runtime's progress passes sets wp_req_need
+ *   and calls wp_req_progress() at the end of every pass, on any thread: a
+ *   thread's stall then counts (for the handler and for its end's date)
+ *   only once the process made wp_req_need passes since it began.  Why:
+ *   Open MPI's ob1 posts a receive before its first pass reads the
+ *   transport, so a message that had arrived but was not yet read leaves
+ *   the receive posted for that one pass (2-5 us measured) without any
+ *   wait for its sender.  Passes are counted for the process, not per
+ *   thread: under MPI_THREAD_MULTIPLE one waiting thread progresses while
+ *   the others sleep on a condition, and its passes read every thread's
+ *   messages.  With wp_req_need 0 (the default) a stall counts at once.
  */
 #ifndef WP_MPIT_REQUESTS_H
 #define WP_MPIT_REQUESTS_H
@@ -52,6 +63,32 @@ extern int wp_req_stall[WP_REQ_THREADS];
  * the call did not stall. */
 extern uint64_t wp_req_stall_end[WP_REQ_THREADS];
 extern unsigned long wp_req_untracked;
+/* Progress passes a stall must last before it counts (see above): 0, or
+ * WP_REQ_PASSES while a source calls wp_req_progress().  Two, not one,
+ * because a transport whose polling the runtime registered after the
+ * source's own callback is read after it within a pass. */
+#define WP_REQ_PASSES 2
+extern unsigned wp_req_need;
+/* The process's progress passes so far (wraps; only differences are
+ * used), and the pass at which each thread's stall counter last rose from
+ * zero (static memory, as the counters: a callback on another thread may
+ * start the thread's stall). */
+extern unsigned wp_req_pass;
+extern unsigned wp_req_since[WP_REQ_THREADS];
+
+/* Whether a stall that began at pass `since` counts yet. */
+static inline int wp_req_counts(unsigned since)
+{
+    return __atomic_load_n(&wp_req_pass, __ATOMIC_RELAXED) - since >= wp_req_need;
+}
+
+/* The end of one progress pass (see the contract).  A relaxed load and
+ * store, no locked instruction: passes that run at once on several
+ * threads may count as one, which only makes a stall count a pass later. */
+static inline void wp_req_progress(void)
+{
+    __atomic_store_n(&wp_req_pass, __atomic_load_n(&wp_req_pass, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 /* 1: one thread at a time calls the functions below (see above).  Set
  * before the source starts; never changed while requests are tracked. */
 extern int wp_req_serial;
@@ -97,6 +134,7 @@ void wp_req_unawait(uintptr_t id, int me);
 struct wp_req_mine {
     int n;            /* entries in use */
     int nposted;      /* entries posted; written with relaxed atomics */
+    unsigned since;   /* wp_req_pass when nposted last rose from zero */
     uint64_t stall_end; /* when nposted last fell to zero (wp_ticks()) */
     uintptr_t id[WP_MINE_MAX];
     unsigned char posted[WP_MINE_MAX];
@@ -114,11 +152,19 @@ static inline int wp_req_mine_find(uintptr_t id)
 /* Only this thread writes nposted; its handler may read it at any moment. */
 static inline void wp_req_mine_count(int delta)
 {
-    int n = __atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) + delta;
+    int was = __atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED), n = was + delta;
+    if (was == 0) {
+        /* A new stall: its passes count from here.  Stored before nposted
+         * rises, so that this thread's handler never sees the new stall
+         * with the last one's start. */
+        __atomic_store_n(&wp_mine.since, __atomic_load_n(&wp_req_pass, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    }
     __atomic_store_n(&wp_mine.nposted, n, __ATOMIC_RELAXED);
     /* The stall ended: one clock read, taken when the awaited message has
-     * come, so it delays nothing but the wake-up it marks. */
-    if (n == 0 && delta < 0)
+     * come, so it delays nothing but the wake-up it marks.  A stall that
+     * did not last wp_req_need passes did not count, so it dates nothing. */
+    if (n == 0 && delta < 0 && wp_req_counts(wp_mine.since))
         wp_mine.stall_end = wp_ticks();
 }
 

@@ -146,9 +146,12 @@ int wp_src_stalled_sig(void)
 {
     if (!wp_self.src_seen)
         return -1;
-    /* The call's own requests (serial mode), then the table's counter. */
-    if (__atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) > 0)
+    /* The call's own requests (serial mode), then the table's counter;
+     * either counts once it lasted wp_req_need progress passes. */
+    if (__atomic_load_n(&wp_mine.nposted, __ATOMIC_RELAXED) > 0 &&
+        wp_req_counts(__atomic_load_n(&wp_mine.since, __ATOMIC_RELAXED)))
         return 1;
     int me = wp_req_me;
-    return me >= 0 && __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) > 0;
+    return me >= 0 && __atomic_load_n(&wp_req_stall[me], __ATOMIC_RELAXED) > 0 &&
+           wp_req_counts(__atomic_load_n(&wp_req_since[me], __ATOMIC_RELAXED));
 }

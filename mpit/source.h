@@ -58,6 +58,13 @@ struct wp_source {
      * 0: the hooks must see every call (PERUSE marks the awaited
      * requests). */
     int polls;
+    /* 1: the source follows a call it sees from before the call's first
+     * request could wait (PERUSE: from REQ_ACTIVATE, or from the entry of
+     * MPI_Wait/MPI_Waitall), so the samples the call took before the
+     * source saw it are MPI-Work (wrap/wrap.h, wp_settle_recorded).
+     * 0: such samples are left to the wrappers' rules (MPI_T cannot tell
+     * before its first read of the queue). */
+    int whole;
 };
 
 /* A polling source (mpit/mpit.c) first reads the runtime's queue this far

@@ -15,6 +15,12 @@
  *          its receive in odd iterations (late receiver)
  * there    rank 1 sends 16 MiB at once; rank 0 computes DELAY, then
  *          receives: the message is there when the receive is posted
+ * arrived  rank 1 sends 8 bytes and then raises a flag in memory the two
+ *          ranks share (MPI_Win_allocate_shared); rank 0 waits for the
+ *          flag, then receives: every message is in the receiver's
+ *          transport before the receive (truth 0), and the receive takes a
+ *          few microseconds, so any time a runtime source counts as waiting
+ *          before the runtime reads its transport shows.  DELAY is unused.
  * any      as eager, with MPI_ANY_SOURCE
  * mixed    as eager, but rank 1 is late only in the last quarter of the
  *          ITER iterations: many short receives at the call site, then
@@ -31,6 +37,7 @@
  */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,8 +217,26 @@ int main(int argc, char **argv)
         free(msgs);
     } else {
         int mixed = !strcmp(mode, "mixed");
-        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any") || !strcmp(mode, "comms") || mixed;
+        int arrived = !strcmp(mode, "arrived");
+        int eager = !strcmp(mode, "eager") || !strcmp(mode, "any") || !strcmp(mode, "comms") || mixed || arrived;
         int n = eager ? (int)sizeof(double) : BIG;
+        /* arrived: rank 1's count of messages sent, in shared memory. */
+        MPI_Win win = MPI_WIN_NULL;
+        int *sent_n = NULL;
+        if (arrived) {
+            if (size != 2) {
+                fprintf(stderr, "ws_source: arrived needs 2 ranks\n");
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+            MPI_Aint wsz;
+            int wdisp;
+            MPI_Win_allocate_shared(rank == 1 ? (MPI_Aint)sizeof(int) : 0, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                    &sent_n, &win);
+            MPI_Win_shared_query(win, 1, &wsz, &wdisp, &sent_n);
+            if (rank == 1)
+                __atomic_store_n(sent_n, 0, __ATOMIC_RELEASE);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
         for (int i = 0; i < iter; i++) {
             int odd = i % 2 == 1, peer = 1, to = 0;
             if (ncomms > 0) {
@@ -239,19 +264,27 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 if (!strcmp(mode, "there") || (!strcmp(mode, "rndv") && !odd))
                     compute(delay);
+                /* The message is out once rank 1's MPI_Send returned (8
+                 * bytes go eagerly into the receiver's memory). */
+                while (arrived && __atomic_load_n(sent_n, __ATOMIC_ACQUIRE) <= i)
+                    sched_yield();
                 double entry = measured(!strcmp(mode, "any") ? RECV_ANY : RECV, buf, n, peer, 0), leave = now(), sent;
                 memcpy(&sent, buf, sizeof sent);
                 in_call += leave - entry;
                 if (sent > entry)
                     wait += sent - entry;
             } else if (rank == 1) {
-                if ((eager && (!mixed || i >= iter - iter / 4)) || (!strcmp(mode, "rndv") && odd))
+                if ((eager && !arrived && (!mixed || i >= iter - iter / 4)) || (!strcmp(mode, "rndv") && odd))
                     compute(delay);
                 stamp = now();
                 memcpy(buf, &stamp, sizeof stamp);
                 MPI_Send(buf, n, MPI_BYTE, to, 0, comm_now);
+                if (arrived)
+                    __atomic_store_n(sent_n, i + 1, __ATOMIC_RELEASE);
             }
         }
+        if (win != MPI_WIN_NULL)
+            MPI_Win_free(&win);
     }
     if (rank == me)
         printf("truth rank=%d stall_share=%.4f wait=%.6f in_call=%.6f\n", me, in_call > 0 ? wait / in_call : 0, wait,

@@ -12,6 +12,9 @@
  * (wp_req_serial, plain stores) as below MPI_THREAD_MULTIPLE; and the
  * thread's own set of a blocking call's requests (serial only) counts the
  * same way, refuses when full, and forgets everything when the call ends.
+ * With wp_req_need set (PERUSE, which sees Open MPI's progress passes), a
+ * stall counts only after that many passes since it began, on both the
+ * table and the thread's own set, and one that ended sooner dates no end.
  */
 #include <check.h>
 #include <pthread.h>
@@ -123,6 +126,57 @@ START_TEST(mine_serial)
 }
 END_TEST
 
+/* A stall counts after wp_req_need progress passes since it began; a
+ * shorter one (a message there but not yet read) dates no stall end. */
+START_TEST(passes)
+{
+    int me = wp_req_thread_index();
+    wp_req_serial = 1;
+    wp_req_need = WP_REQ_PASSES;
+    /* The thread's own set: a receive posted, matched within one pass. */
+    wp_mine.stall_end = 0;
+    ck_assert_int_eq(wp_req_mine_activate(0x9100, 0), 1);
+    ck_assert_int_eq(wp_req_mine_event(0x9100, 1), 1);
+    ck_assert_int_eq(wp_req_counts(wp_mine.since), 0);
+    wp_req_progress();
+    ck_assert_int_eq(wp_req_counts(wp_mine.since), 0);
+    ck_assert_int_eq(wp_req_mine_event(0x9100, 0), 1);
+    ck_assert(wp_mine.stall_end == 0);
+    /* Posted again: a new stall, counted from now, which lasts. */
+    ck_assert_int_eq(wp_req_mine_event(0x9100, 1), 1);
+    ck_assert_int_eq(wp_req_counts(wp_mine.since), 0);
+    wp_req_progress();
+    wp_req_progress();
+    ck_assert_int_eq(wp_req_counts(wp_mine.since), 1);
+    ck_assert_int_eq(wp_req_mine_event(0x9100, 0), 1);
+    ck_assert(wp_mine.stall_end != 0);
+    wp_req_mine_clear();
+    /* The table, both paths. */
+    for (int serial = 0; serial < 2; serial++) {
+        wp_req_serial = serial;
+        uintptr_t id = 0x9200 + (uintptr_t)serial * 16;
+        __atomic_store_n(&wp_req_stall_end[me], 0, __ATOMIC_SEQ_CST);
+        wp_req_activate(id, 1, me); /* a send waiting for its receiver */
+        ck_assert_int_eq(stall(me), 1);
+        ck_assert_int_eq(wp_req_counts(wp_req_since[me]), 0);
+        wp_req_matched(id); /* answered within the pass */
+        ck_assert_int_eq(stall(me), 0);
+        ck_assert(wp_req_stall_end[me] == 0);
+        wp_req_posted(id);
+        wp_req_progress();
+        wp_req_progress();
+        ck_assert_int_eq(wp_req_counts(wp_req_since[me]), 1);
+        wp_req_matched(id);
+        ck_assert(wp_req_stall_end[me] != 0);
+        wp_req_complete(id);
+    }
+    /* Without passes (MPI_T, or no progress hook) a stall counts at once. */
+    wp_req_need = 0;
+    ck_assert_int_eq(wp_req_counts(wp_req_pass), 1);
+    wp_req_serial = 0;
+}
+END_TEST
+
 /* Serial mode: with no live request in the table, nothing is looked up. */
 START_TEST(live_serial)
 {
@@ -223,6 +277,7 @@ int main(void)
     tcase_add_loop_test(tc, owner_changes_and_recycling, 0, 2);
     tcase_add_test(tc, mine_serial);
     tcase_add_test(tc, live_serial);
+    tcase_add_test(tc, passes);
     /* Last: it fills the table, which never frees a slot. */
     tcase_add_test(tc, contention);
     tcase_add_test(tc, full_table);
