@@ -47,6 +47,13 @@ int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds);
  * calls wp_estimate_minima, which waits for them.  Collective, like it. */
 void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds);
 
+/* After wp_estimate_minima() and the matched instances' finalize step,
+ * before the profile is written: for every category with matched calls,
+ * which of its held samples wait (fallback/estimate.c says how: by the
+ * share of time its matched calls waited).  Normal context; reads the
+ * rank's stores, which no handler writes any more. */
+void wp_estimate_held_prepare(void);
+
 /* The minimum (ns) that decides a held sample of a call of category (fn,
  * sclass, role) (sampler/store.h): a sample that was taken more than this
  * before the call's end is MPI-Stall.  After wp_estimate_minima() the
@@ -56,8 +63,9 @@ void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds);
 uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 
 /* What the profile writers (profile/profile.c, profile/partial.c) ask:
- * - the state a store entry stands for, a held one decided by the minimum
- *   above (sampler/store.h, wp_entry_state);
+ * - the state a store entry stands for, a held one decided by its
+ *   category's share (wp_estimate_held_prepare) where it has one, else by
+ *   the minimum above (sampler/store.h, wp_entry_state);
  * - for the samples of a call still in progress at an abnormal end, whose
  *   category is not known, their weight and in *stall the weight of those
  *   that waited by the process-local minimum of the call's function, any

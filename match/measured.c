@@ -66,14 +66,14 @@ static struct wp_measured *wp_meas_find(const struct wp_mcat *c, int create)
     return NULL;
 }
 
-/* The mean time a matched call spent after its partner arrived (its
- * duration minus its wait), per (function, size class, role): the
- * threshold that tells a held sample's Work from Stall (wp_match_tail_ns).
- * Keyed without the site, as the samples are. */
+/* The matched calls' waits and durations per (function, size class,
+ * role), for the share of time the category waits (wp_match_wait_share),
+ * which splits its held samples (fallback/estimate.c).  Keyed without the
+ * site, as the samples are. */
 #define WP_TAIL_SLOTS 4096
 static struct wp_tail {
     uint32_t key; /* fn << 16 | sclass << 8 | role, plus 1; 0 free */
-    uint64_t n, sum_ns;
+    uint64_t n, wait_ns, dur_ns;
 } tails[WP_TAIL_SLOTS];
 
 static uint32_t wp_tail_key(int fn, int sclass, int role)
@@ -98,10 +98,12 @@ static struct wp_tail *wp_tail_find(uint32_t key, int create)
     return NULL;
 }
 
-uint64_t wp_match_tail_ns(int fn, int sclass, int role)
+double wp_match_wait_share(int fn, int sclass, int role)
 {
     const struct wp_tail *t = wp_tail_find(wp_tail_key(fn, sclass, role), 0);
-    return t && t->n ? t->sum_ns / t->n : UINT64_MAX;
+    if (t == NULL || t->n == 0)
+        return -1;
+    return t->dur_ns ? (double)t->wait_ns / (double)t->dur_ns : 0;
 }
 
 /* Fold an open block into its category's sums. */
@@ -153,7 +155,8 @@ void wp_measured_add(const struct wp_mcat *c, int first, uint64_t blk, int match
         struct wp_tail *t = wp_tail_find(wp_tail_key(c->fn, c->sclass, c->role), 1);
         if (t) {
             t->n++;
-            t->sum_ns += dur_ns > wait_ns ? dur_ns - wait_ns : 0;
+            t->wait_ns += wait_ns < dur_ns ? wait_ns : dur_ns;
+            t->dur_ns += dur_ns;
         }
     }
     struct wp_measured *m = wp_meas_find(c, 1);

@@ -34,11 +34,12 @@ double wp_match_scale(const struct wp_mcat *c);
  * another rank: its call path goes into rank.R.paths.  Reads memory only. */
 int wp_match_cause_is_used(uint64_t cause);
 
-/* The held samples' threshold (sampler/store.h) of a category: the mean
- * time its matched calls spent after the partner arrived, in ns; a sample
- * taken more than this before its call's end was waiting.  UINT64_MAX when
- * no call of the category was matched.  Reads memory only. */
-uint64_t wp_match_tail_ns(int fn, int sclass, int role);
+/* The share of its time a category's matched calls spent waiting: the
+ * sum of their waits (each at most its call) over the sum of their
+ * durations, in [0, 1]; keyed without the site, as held samples are
+ * (sampler/store.h).  Negative when no call of the category was matched.
+ * Reads memory only. */
+double wp_match_wait_share(int fn, int sclass, int role);
 
 /* Counters for the meta file and the log: records kept, instances matched
  * and unmatched (their partner left no record), records dropped when the

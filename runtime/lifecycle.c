@@ -354,6 +354,7 @@ static void wp_write_rank(enum wp_end status, struct wp_folded *mine)
         wp_estimate_minima_start(wp_comm, wp_run.rank, run_s);
         wp_match_finalize(wp_comm, wp_run.rank, wp_run.size);
         wp_estimate_minima(wp_comm, wp_run.rank, run_s);
+        wp_estimate_held_prepare();
     }
     /* Ranks that WAITPROF_RANKS leaves out write no per-rank file. */
     if (!wp_run.have_dir || !wp_run.selected)

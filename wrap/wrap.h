@@ -337,8 +337,10 @@ static inline int wp_frole(const void *root, const void *comm)
 /* Settle the samples of a recorded call (at most once per sample period,
  * so out of the way of the recording path).  A sample is Stall when it
  * came more than the category's minimum before the call's end (the
- * minimum-duration rule), or with matched instances more than the time
- * its matched calls spent after the partner came.  Point-to-point categories take the process-local minimum so far;
+ * minimum-duration rule), or with matched instances when it is among the
+ * category's samples that came earliest before their call's end, in the
+ * share of time its matched calls waited (fallback/estimate.c,
+ * wp_estimate_held_prepare).  Point-to-point categories take the process-local minimum so far;
  * collective ones the global minimum over all ranks, which exists only at
  * MPI_Finalize: their samples are held until then (a rank that waits in
  * every call has only waits for its own minimum).  Calls complete on entry
@@ -357,9 +359,9 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
     }
     int global = 0, sclass = wp_size_class(bytes);
     wp_pattern_of(fn, sclass, role, &global);
-    /* With matching, every call's samples are held: the time its matched
-     * calls spent after the partner came is known only at MPI_Finalize
-     * (fallback/estimate.h, wp_estimate_held_min_ns). */
+    /* With matching, every call's samples are held: the share of time
+     * its category's matched calls waited is known only at MPI_Finalize
+     * (fallback/estimate.h, wp_estimate_held_prepare). */
     if ((global || wp_match_on) && !early)
         wp_sampler_settle_held(t, d, sclass, role);
     else

@@ -10,6 +10,13 @@
 #   a call that does not wait.  Its own minimum is then itself a wait; only
 #   the global minimum, known at MPI_Finalize, tells its waiting from the
 #   reduction's work, so its samples are held until then (sampler/store.h).
+# And on tests/mpi/ws_source, within 3 points (wp_check_source): an 8-byte
+# late sender (eager), a 16 MiB receive whose message was there (there:
+# transfers, some samples MPI-Work) and an 8-byte receive whose message is
+# always there before it (arrived, 300 000 calls: truth 0).  With matched
+# instances a category's samples wait in the share its matched calls
+# waited (fallback/estimate.c); a threshold on the time to the call's end
+# counted 94 % of arrived's samples as waiting.
 . "$(dirname "$0")/../lib.sh"
 # One attempt in a subshell: wp_fail ends the attempt.  Timing noise on a
 # loaded machine seldom strikes twice, a wrong result always does, so a failed
@@ -41,3 +48,6 @@ check() {
 }
 check recv 0.1 MPI_Recv work
 check allreduce 0.05 MPI_Allreduce
+wp_check_source wrappers eager 2 0.03 ';measured;MPI_Recv$'
+wp_check_source wrappers there 2 0.03 ';measured;MPI_Recv$' work
+WP_SRC_ARGS="0 300000" wp_check_source wrappers arrived 2 0.03 ';measured;MPI_Recv$'
