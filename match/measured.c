@@ -69,11 +69,17 @@ static struct wp_measured *wp_meas_find(const struct wp_mcat *c, int create)
 /* The matched calls' waits and durations per (function, size class,
  * role), for the share of time the category waits (wp_match_wait_share),
  * which splits its held samples (fallback/estimate.c).  Keyed without the
- * site, as the samples are. */
+ * site, as the samples are.  By stratum, as the waits above: the first
+ * instances (all recorded; f_n of them, f_m matched, their waits and
+ * durations summed) and the sampled ones, each weighed by what it stands
+ * for (s_n: the weight of all records, s_m of the matched, s_w and s_d
+ * their weighed waits and durations), so that a run's early, densely
+ * matched calls do not stand for the whole run. */
 #define WP_TAIL_SLOTS 4096
 static struct wp_tail {
     uint32_t key; /* fn << 16 | sclass << 8 | role, plus 1; 0 free */
-    uint64_t n, wait_ns, dur_ns;
+    uint64_t f_n, f_m, f_w, f_d;
+    double s_n, s_m, s_w, s_d;
 } tails[WP_TAIL_SLOTS];
 
 static uint32_t wp_tail_key(int fn, int sclass, int role)
@@ -101,9 +107,16 @@ static struct wp_tail *wp_tail_find(uint32_t key, int create)
 double wp_match_wait_share(int fn, int sclass, int role)
 {
     const struct wp_tail *t = wp_tail_find(wp_tail_key(fn, sclass, role), 0);
-    if (t == NULL || t->n == 0)
+    if (t == NULL || t->f_m + t->s_m == 0)
         return -1;
-    return t->dur_ns ? (double)t->wait_ns / (double)t->dur_ns : 0;
+    /* Each stratum's mean wait and duration per matched call, the other's
+     * where it matched none, times the calls it stands for. */
+    double fw = t->f_m ? (double)t->f_w / (double)t->f_m : 0, fd = t->f_m ? (double)t->f_d / (double)t->f_m : 0;
+    double sw = t->s_m > 0 ? t->s_w / t->s_m : fw, sd = t->s_m > 0 ? t->s_d / t->s_m : fd;
+    if (!t->f_m)
+        fw = sw, fd = sd;
+    double w = fw * (double)t->f_n + sw * t->s_n, d = fd * (double)t->f_n + sd * t->s_n;
+    return d > 0 ? (w < d ? w / d : 1) : 0;
 }
 
 /* Fold an open block into its category's sums. */
@@ -151,12 +164,20 @@ void wp_measured_add(const struct wp_mcat *c, int first, uint64_t blk, int match
     if (c->site == 0)
         return;
     pthread_mutex_lock(&wp_match_mu);
-    if (matched) {
-        struct wp_tail *t = wp_tail_find(wp_tail_key(c->fn, c->sclass, c->role), 1);
-        if (t) {
-            t->n++;
-            t->wait_ns += wait_ns < dur_ns ? wait_ns : dur_ns;
-            t->dur_ns += dur_ns;
+    struct wp_tail *t = wp_tail_find(wp_tail_key(c->fn, c->sclass, c->role), 1);
+    if (t) {
+        uint64_t w = wait_ns < dur_ns ? wait_ns : dur_ns;
+        if (first) {
+            t->f_n++;
+            t->f_m += matched != 0;
+            t->f_w += matched ? w : 0;
+            t->f_d += matched ? dur_ns : 0;
+        } else {
+            double wt = (double)wp_match_weight(blk << WP_MATCH_BLOCK_LOG2, wp_match_dense_log2);
+            t->s_n += wt;
+            t->s_m += matched ? wt : 0;
+            t->s_w += matched ? wt * (double)w : 0;
+            t->s_d += matched ? wt * (double)dur_ns : 0;
         }
     }
     struct wp_measured *m = wp_meas_find(c, 1);

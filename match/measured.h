@@ -34,9 +34,10 @@ double wp_match_scale(const struct wp_mcat *c);
  * another rank: its call path goes into rank.R.paths.  Reads memory only. */
 int wp_match_cause_is_used(uint64_t cause);
 
-/* The share of its time a category's matched calls spent waiting: the
- * sum of their waits (each at most its call) over the sum of their
- * durations, in [0, 1]; keyed without the site, as held samples are
+/* The share of its time a category spent waiting, from its matched calls
+ * (each wait at most its call): the waits over the durations, each
+ * stratum's means times the calls it stands for, as wp_match_wait weighs
+ * them; in [0, 1], keyed without the site, as held samples are
  * (sampler/store.h).  Negative when no call of the category was matched.
  * Reads memory only. */
 double wp_match_wait_share(int fn, int sclass, int role);

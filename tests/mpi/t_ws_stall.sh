@@ -14,9 +14,9 @@
 # late sender (eager), a 16 MiB receive whose message was there (there:
 # transfers, some samples MPI-Work) and an 8-byte receive whose message is
 # always there before it (arrived, 300 000 calls: truth 0).  With matched
-# instances a category's samples wait in the share its matched calls
-# waited (fallback/estimate.c); a threshold on the time to the call's end
-# counted 94 % of arrived's samples as waiting.
+# instances a category's samples wait in the share of time its matched
+# calls waited (fallback/estimate.c, match/measured.c); a threshold on the
+# time to the call's end counted 94 % of arrived's samples as waiting.
 . "$(dirname "$0")/../lib.sh"
 # One attempt in a subshell: wp_fail ends the attempt.  Timing noise on a
 # loaded machine seldom strikes twice, a wrong result always does, so a failed
