@@ -13,13 +13,17 @@
 # largest).  A run whose meta file names another source than asked (a
 # fallback) is reported as such, not measured.  BENCH_SRC_ARGS (default
 # "0.1 10": the injected delay in seconds and the number of measured calls)
-# is passed to ws_source; the WAITPROF_* variables of the environment
-# (WAITPROF_MATCH_DENSE, WAITPROF_LEAN, ...) reach every run.
+# is passed to ws_source, except in mode arrived (an 8-byte receive whose
+# message is always there, which needs many calls for its samples), which
+# takes BENCH_ARRIVED_ARGS (default "0 300000"); the WAITPROF_* variables
+# of the environment (WAITPROF_MATCH_DENSE, WAITPROF_LEAN, ...) reach every
+# run.
 set -eu
 [ $# -ge 1 ] || { echo "usage: bench/sources.sh BUILD_DIR [rounds] [sources]" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
 ROUNDS=${2:-3}
 SRC_ARGS=${BENCH_SRC_ARGS:-0.1 10}
+ARRIVED_ARGS=${BENCH_ARRIVED_ARGS:-0 300000}
 . "$BUILD/tests/env.sh"
 PROG=$BUILD/tests/mpi/ws_source
 [ -x "$PROG" ] || { echo "bench/sources.sh: $PROG not built; run 'make check TESTS=' in $BUILD" >&2; exit 2; }
@@ -39,10 +43,11 @@ run() { # run MODE NP SOURCE ROUND
         --mca btl_vader_single_copy_mechanism none -np "$2" ;;
     *) set -- "$1" "$2" "$3" "$4" -n "$2" ;;
     esac
-    m=$1 s=$3
+    m=$1 s=$3 a=$SRC_ARGS
+    [ "$m" = arrived ] && a=$ARRIVED_ARGS
     shift 4
     WAITPROF_LIB=$WP_LIB WAITPROF_SOURCE=$s WAITPROF_HZ=1000 WAITPROF_OUT=$d WAITPROF_QUIET=1 \
-        timeout 300 "$MPIEXEC" "$@" "$WP_LAUNCHER" "$PROG" "$m" $SRC_ARGS >"$d.out" 2>&1 || { echo "failed: $d.out" >&2; return 1; }
+        timeout 300 "$MPIEXEC" "$@" "$WP_LAUNCHER" "$PROG" "$m" $a >"$d.out" 2>&1 || { echo "failed: $d.out" >&2; return 1; }
     truth=$(sed -n 's/^truth rank=0 stall_share=\([0-9.]*\).*/\1/p' "$d.out")
     used=$(sed -n 's/^source=//p' "$d/rank.0.meta")
     case $m in waitall) path=';measured_waitall;MPI_Waitall$' ;; lrecv) path=';measured;MPI_Send$' ;;
@@ -52,10 +57,10 @@ run() { # run MODE NP SOURCE ROUND
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$s" "$used" "$truth" "$st" "$wk" >>"$OUT/raw.tsv"
 }
 
-echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load:$(cut -d' ' -f1-3 /proc/loadavg); mpi: $MPI_FLAVOR; sources: $SOURCES; ws_source args: $SRC_ARGS; $(env | grep '^WAITPROF_' | tr '\n' ' ')" | tee "$OUT/env.txt" >&2
+echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load:$(cut -d' ' -f1-3 /proc/loadavg); mpi: $MPI_FLAVOR; sources: $SOURCES; ws_source args: $SRC_ARGS (arrived: $ARRIVED_ARGS); $(env | grep '^WAITPROF_' | tr '\n' ' ')" | tee "$OUT/env.txt" >&2
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-    for m in eager rndv lrecv there any waitall threads comms; do
+    for m in eager rndv lrecv there arrived any waitall threads comms; do
         np=2
         [ $m = waitall ] && np=4
         for s in $SOURCES; do
