@@ -67,8 +67,8 @@ static struct wp_req *wp_req_find(uintptr_t id, int insert)
 }
 
 /* Thread k's stall counter is about to rise from zero: its passes count
- * from here (requests.h).  Reset first, so that k's handler never sees the
- * new stall with the last one's passes. */
+ * from here (requests.h).  Stored before the counter rises, so that k's
+ * handler never sees the new stall with the last one's start. */
 static void wp_req_stall_begins(int k)
 {
     __atomic_store_n(&wp_req_since[k], __atomic_load_n(&wp_req_pass, __ATOMIC_RELAXED), __ATOMIC_RELAXED);

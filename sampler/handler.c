@@ -227,8 +227,8 @@ static void wp_slow_down_sig(struct wp_slot *slot, struct wp_store *s)
  *   wrapper reads (ctr_busy).  wp_ctr_split_abs_sig: arithmetic on the
  *   thread's own memory.
  * - wp_hook_stalled: the stall source's verdict (mpit/source.h,
- *   wp_src_stalled_sig), which reads this thread's TLS and a static counter
- *   array.
+ *   wp_src_stalled_sig), which reads this thread's TLS, a static counter
+ *   array and the progress passes' static words (mpit/requests.h).
  * - wp_slow_down_sig, wp_pause_own_sig, wp_resume_own_sig,
  *   wp_sample_weight_sig: timer_settime, async-signal-safe by POSIX (see
  *   wp_arm_in_sig); the window arithmetic of format/select.h.  With the
