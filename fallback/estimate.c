@@ -379,6 +379,62 @@ int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds)
     return wp_mins.ok ? 0 : -1;
 }
 
+/* A category's row without its matched instances: its figures, scaled to
+ * all its calls where some were untimed (fallback/stats.h), and its wait
+ * by the minimum-duration rule with the remedy (early calls wait zero, the
+ * others their excess over the minimum of the non-early calls) and
+ * without it (plain_wait_ns), or, for a receive category whose every call
+ * the runtime source saw, the source's waits (by_source).  Needs the
+ * minima (wp_estimate_minima).  wp_estimate_finalize then puts the matched
+ * instances' waits in their place; wp_estimate_held_prepare sums these
+ * for the categories without them. */
+static void wp_row_estimate(const struct wp_cat *c, struct wp_row *r)
+{
+    int global;
+    r->pattern = wp_pattern_of(c->fn, c->sclass, c->role, &global);
+    r->fn = c->fn;
+    r->sclass = c->sclass;
+    r->role = c->role;
+    r->calls = wp_cat_calls(c);
+    uint64_t timed_ns = wp_ticks_duration_ns(c->sum);
+    r->time_ns = wp_cat_scaled(c, timed_ns);
+    r->early_calls = c->early_count;
+    uint64_t own_min = c->min < (c->early_count ? c->early_min : UINT64_MAX) ? c->min : c->early_min;
+    r->min_ns = wp_ticks_duration_ns(own_min);
+    r->max_ns = wp_ticks_duration_ns(c->max);
+    r->max2_ns = wp_ticks_duration_ns(c->max2);
+    size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
+    uint64_t m = (global ? gmin : lmin)[k];
+    uint64_t pm = wp_fn_table[c->fn].wclass == WP_CLASS_WAIT ? pmin[WP_MIN_INDEX(c->fn, 0, 0)]
+                  : global                                 ? m
+                                                           : pmin[k];
+    m = m >= WP_NO_MIN ? UINT64_MAX : m; /* wp_estimate_wait's "unknown" */
+    pm = pm >= WP_NO_MIN ? UINT64_MAX : pm;
+    uint64_t wait = 0, plain = 0;
+    if (r->pattern != WP_PAT_NONE) {
+        if (wp_coll_completion(c))
+            wait = wp_estimate_wait(timed_ns, c->count, 0, 0, m);
+        else
+            wait = wp_estimate_wait(timed_ns, c->count, wp_ticks_duration_ns(c->early_sum), c->early_count, m);
+        plain = wp_estimate_wait(timed_ns, c->count, 0, 0, pm);
+        wait = wp_cat_scaled(c, wait);
+        plain = wp_cat_scaled(c, plain);
+    }
+    r->by_source = 0;
+    if (r->pattern == WP_PAT_LATE_SENDER && c->src_count && c->src_count == c->count && !c->untimed) {
+        /* Not matched (WAITPROF_MATCH=0, a communicator not numbered),
+         * but the runtime source saw every call and dated the end of each
+         * one's stall: its waits, exact per call, replace the estimate.
+         * Only receives: what a source sees of a collective is its
+         * internal messages' waits, not the collective's pattern. */
+        uint64_t w = wp_ticks_duration_ns(c->src_sum);
+        wait = w < r->time_ns ? w : r->time_ns;
+        r->by_source = c->count;
+    }
+    r->wait_ns = wait;
+    r->plain_wait_ns = plain;
+}
+
 int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int have_dir, int write_rank,
                          double run_seconds, double threshold)
 {
@@ -396,60 +452,15 @@ int wp_estimate_finalize(MPI_Comm comm, int rank, int size, const char *dir, int
         for (uint32_t u = 0; u < all->used; u++) {
             const struct wp_cat *c = wp_stats_used(all, u);
             struct wp_row *r = &rows[nrows++];
-            int global;
-            r->pattern = wp_pattern_of(c->fn, c->sclass, c->role, &global);
-            r->fn = c->fn;
-            r->sclass = c->sclass;
-            r->role = c->role;
-            /* Untimed calls (fallback/stats.h) take the timed ones'
-             * figures, scaled: the time and the estimated wait. */
-            r->calls = wp_cat_calls(c);
-            uint64_t timed_ns = wp_ticks_duration_ns(c->sum);
-            r->time_ns = wp_cat_scaled(c, timed_ns);
-            r->early_calls = c->early_count;
-            uint64_t own_min = c->min < (c->early_count ? c->early_min : UINT64_MAX) ? c->min : c->early_min;
-            r->min_ns = wp_ticks_duration_ns(own_min);
-            r->max_ns = wp_ticks_duration_ns(c->max);
-            r->max2_ns = wp_ticks_duration_ns(c->max2);
-            size_t k = WP_MIN_INDEX(c->fn, c->sclass, c->role);
-            /* With the remedy: early calls wait zero, the others wait
-             * their excess over the minimum of the non-early calls. */
-            uint64_t m = (global ? gmin : lmin)[k];
-            uint64_t pm = wp_fn_table[c->fn].wclass == WP_CLASS_WAIT ? pmin[WP_MIN_INDEX(c->fn, 0, 0)]
-                          : global                                 ? m
-                                                                   : pmin[k];
-            m = m >= WP_NO_MIN ? UINT64_MAX : m; /* wp_estimate_wait's "unknown" */
-            pm = pm >= WP_NO_MIN ? UINT64_MAX : pm;
-            uint64_t wait = 0, plain = 0;
-            if (r->pattern != WP_PAT_NONE) {
-                if (wp_coll_completion(c))
-                    wait = wp_estimate_wait(timed_ns, c->count, 0, 0, m);
-                else
-                    wait = wp_estimate_wait(timed_ns, c->count, wp_ticks_duration_ns(c->early_sum),
-                                            c->early_count, m);
-                plain = wp_estimate_wait(timed_ns, c->count, 0, 0, pm);
-                wait = wp_cat_scaled(c, wait);
-                plain = wp_cat_scaled(c, plain);
-            }
+            wp_row_estimate(c, r);
             /* Where instances of the category were matched, their waits
              * replace the estimate (match/match.h). */
             struct wp_mcat mc = {c->site, c->fn, c->sclass, c->role};
             int64_t measured = r->pattern != WP_PAT_NONE ? wp_match_wait(&mc, wp_cat_calls(c), &r->ci_ns, &r->matched) : -1;
             if (measured >= 0) {
-                wait = (uint64_t)measured < r->time_ns ? (uint64_t)measured : r->time_ns;
-            } else if (r->pattern == WP_PAT_LATE_SENDER && c->src_count && c->src_count == c->count && !c->untimed) {
-                /* Not matched (WAITPROF_MATCH=0, a communicator not
-                 * numbered), but the runtime source saw every call and
-                 * dated the end of each one's stall: its waits, exact per
-                 * call, replace the estimate.  Only receives: what a source
-                 * sees of a collective is its internal messages' waits,
-                 * not the collective's pattern. */
-                uint64_t w = wp_ticks_duration_ns(c->src_sum);
-                wait = w < r->time_ns ? w : r->time_ns;
-                r->by_source = c->count;
+                r->wait_ns = (uint64_t)measured < r->time_ns ? (uint64_t)measured : r->time_ns;
+                r->by_source = 0;
             }
-            r->wait_ns = wait;
-            r->plain_wait_ns = plain;
             if (sy)
                 wp_site_name(sy, c->site, r->site, sizeof r->site);
             else
@@ -595,34 +606,41 @@ static void wp_local_minima(void)
     wp_local_done = 1;
 }
 
-/* --- held samples of matched categories ----------------------------------
+/* --- held samples ---------------------------------------------------------
  *
- * A category whose calls were matched knows the share of its time spent
- * waiting (match/measured.h, wp_match_wait_share).  Its held samples are
- * split by that share: those with the longest time to their call's end
- * are MPI-Stall, as many as the share of the category's held weight, the
- * rest MPI-Work.  The time to the end orders the samples (an early sample
- * in a long wait first); the share, measured on the calls themselves, sets
- * how many wait.  Why not a threshold on that time: a sampled call goes
- * on for the signal's return and the handler's cache misses (the return
- * alone 0.8-3.9 us on this project's virtual machine, doc/design.md), and
- * against calls of a microsecond
- * any threshold on its rest counted nearly every sample of a receive whose
- * message was there as waiting (tests/mpi/ws_source arrived: 94 % against
- * a truth of 0).
+ * A category knows the share of its time spent waiting: its matched
+ * calls' (match/measured.h, wp_match_wait_share) where instances were
+ * matched, else the estimator's own, the wait of its rows (the minimum
+ * rule's, or the runtime source's where it saw every call: wp_row_estimate)
+ * over their time.  Its held samples are split by that share: those with
+ * the longest time to their call's end are MPI-Stall, as many as the share
+ * of the category's held weight, the rest MPI-Work.  The time to the end
+ * orders the samples (an early sample in a long wait first); the share,
+ * measured on the calls themselves, sets how many wait, so the samples say
+ * what the wait-state table says.  Why not a threshold on that time (the
+ * minimum rule applied to each sample): a sampled call goes on for the
+ * signal's return and the handler's cache misses (the return alone
+ * 0.8-3.9 us on this project's virtual machine, doc/design.md), and
+ * against calls of a microsecond any threshold on its rest counted nearly
+ * every sample of a receive whose message was there as waiting
+ * (tests/mpi/ws_source arrived: 94 % against a truth of 0 with matched
+ * instances; 90 % against the table's 37 % without them).
  *
  * wp_estimate_held_prepare() finds, per category, the bucket of time to
- * the end (sampler/store.h) above which samples wait, by bisection over
- * the rank's stores, all categories at once: about 17 passes over the
- * entries, at MPI_Finalize.  Ties in the dividing bucket go the way that
- * leaves the share closer.  A table of its own, static: categories beyond
- * it keep the minimum rule below. */
+ * the end (sampler/store.h) above which samples wait: one pass over the
+ * rank's stores collects the held weight per (category, bucket), sorted,
+ * then each category's buckets are walked from the longest time down.
+ * Ties in the dividing bucket go the way that leaves the share closer.  A
+ * table of its own, static: categories beyond it, and those without a
+ * pattern, keep the minimum rule below. */
 #define WP_HSPLIT_SLOTS 1024
 static struct wp_hsplit {
-    uint32_t key; /* WP_MIN_INDEX + 1; 0 free */
-    uint16_t lo, hi; /* the bisection's interval of buckets; then hi is the answer */
-    double target;   /* the held weight that waits: share times all */
-    uint64_t all, above, at;
+    uint32_t key;  /* WP_MIN_INDEX + 1; 0 free */
+    uint16_t fn;   /* the category */
+    uint8_t sclass, role;
+    uint16_t hi;   /* samples in buckets above it wait */
+    double target; /* the share, then the held weight that waits */
+    double wait, time; /* the estimator's sums (ns) while the share is found */
 } wp_hs[WP_HSPLIT_SLOTS];
 static int wp_hs_ready;
 
@@ -653,100 +671,112 @@ static uint32_t wp_hs_key(const struct wp_stack_entry *e)
     return (uint32_t)WP_MIN_INDEX(e->fn, e->sclass, e->role) + 1;
 }
 
-/* Calls f(entry, slot) for every held entry of a prepared category. */
-static void wp_hs_each(void (*f)(const struct wp_stack_entry *, struct wp_hsplit *))
+/* One held entry's weight under its category's slot and its bucket. */
+struct wp_hw {
+    uint32_t slot;
+    uint16_t bucket;
+    uint64_t n;
+};
+
+/* By slot, then the longest time to the end first. */
+static int wp_hw_cmp(const void *a, const void *b)
 {
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
-    for (int i = 0; i < n; i++) {
-        const struct wp_store *s = wp_slots[i].store;
-        if (s == NULL)
+    const struct wp_hw *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    return x->bucket > y->bucket ? -1 : x->bucket < y->bucket;
+}
+
+/* Each category's share of time waited, in its slot's target: the matched
+ * calls' where there are some, else the estimator's rows'.  -1 (none):
+ * the minimum rule decides. */
+static void wp_hs_shares(void)
+{
+    const struct wp_stats *all = wp_mins.all;
+    for (uint32_t u = 0; all && u < all->used; u++) {
+        const struct wp_cat *c = wp_stats_used(all, u);
+        if (c->fn <= 0 || c->fn >= WP_FN_COUNT || c->sclass >= WP_SIZE_CLASSES || c->role > WP_RK_LAST)
             continue;
-        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
-            const struct wp_stack_entry *e = wp_store_entry(s, j);
-            struct wp_hsplit *x;
-            if (e->count && wp_hs_valid(e) && (x = wp_hs_find(wp_hs_key(e), 0)) != NULL && x->lo <= x->hi)
-                f(e, x);
-        }
+        struct wp_row r = {0};
+        wp_row_estimate(c, &r);
+        struct wp_hsplit *x;
+        if (r.pattern == WP_PAT_NONE ||
+            (x = wp_hs_find((uint32_t)WP_MIN_INDEX(c->fn, c->sclass, c->role) + 1, 1)) == NULL)
+            continue;
+        x->fn = c->fn;
+        x->sclass = c->sclass;
+        x->role = c->role;
+        x->wait += (double)r.wait_ns;
+        x->time += (double)r.time_ns;
     }
-}
-
-static void wp_hs_count_above(const struct wp_stack_entry *e, struct wp_hsplit *x)
-{
-    uint16_t mid = (uint16_t)(x->lo + (x->hi - x->lo) / 2);
-    if (e->held > mid)
-        x->above += e->count;
-}
-
-static void wp_hs_count_at(const struct wp_stack_entry *e, struct wp_hsplit *x)
-{
-    if (e->held == x->hi)
-        x->at += e->count;
+    for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++) {
+        struct wp_hsplit *x = &wp_hs[k];
+        if (x->key == 0)
+            continue;
+        double share = wp_match_wait_share(x->fn, x->sclass, x->role);
+        if (share < 0 && x->time > 0)
+            share = x->wait < x->time ? x->wait / x->time : 1;
+        x->target = share;
+    }
 }
 
 void wp_estimate_held_prepare(void)
 {
     memset(wp_hs, 0, sizeof wp_hs);
     wp_hs_ready = 0;
-    /* The categories, their held weight and the weight that waits. */
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
-    for (int i = 0; i < n; i++) {
-        const struct wp_store *s = wp_slots[i].store;
-        if (s == NULL)
+    wp_hs_shares();
+    /* The held weight per (category, bucket), in one pass over the
+     * entries; an allocation of normal context, at MPI_Finalize. */
+    size_t n = 0, cap = 0;
+    struct wp_hw *w = NULL;
+    struct wp_entries it;
+    wp_entries_start(&it);
+    for (const struct wp_stack_entry *e; (e = wp_entries_next(&it)) != NULL;) {
+        const struct wp_hsplit *x;
+        if (!wp_hs_valid(e) || (x = wp_hs_find(wp_hs_key(e), 0)) == NULL || x->target < 0)
             continue;
-        for (uint32_t j = 0, nj = wp_store_count(s); j < nj; j++) {
-            const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (e->count == 0 || !wp_hs_valid(e))
-                continue;
-            struct wp_hsplit *x = wp_hs_find(wp_hs_key(e), 0);
-            if (x == NULL) {
-                double share = wp_match_wait_share(e->fn, e->sclass, e->role);
-                if (share < 0 || (x = wp_hs_find(wp_hs_key(e), 1)) == NULL)
-                    continue;
-                x->target = share; /* times all, below */
-                x->lo = 0;
-                x->hi = UINT16_MAX;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 1024;
+            struct wp_hw *g = realloc(w, nc * sizeof *w);
+            if (g == NULL) {
+                /* Without memory the minimum rule decides them all. */
+                free(w);
+                return;
             }
-            x->all += e->count;
+            w = g, cap = nc;
         }
+        w[n++] = (struct wp_hw){(uint32_t)(x - wp_hs), e->held, e->count};
     }
-    for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++)
-        if (wp_hs[k].key)
-            wp_hs[k].target *= (double)wp_hs[k].all;
-    /* The least bucket b with weight(held > b) <= target, every category
-     * at once: 16 halvings of the 16-bit range. */
-    for (int pass = 0; pass < 17; pass++) {
-        for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++)
-            wp_hs[k].above = 0;
-        wp_hs_each(wp_hs_count_above);
-        int open = 0;
-        for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++) {
-            struct wp_hsplit *x = &wp_hs[k];
-            if (x->key == 0 || x->lo >= x->hi)
-                continue;
-            uint16_t mid = (uint16_t)(x->lo + (x->hi - x->lo) / 2);
-            if ((double)x->above <= x->target)
-                x->hi = mid;
-            else
-                x->lo = (uint16_t)(mid + 1);
-            open |= x->lo < x->hi;
+    qsort(w, n, sizeof *w, wp_hw_cmp);
+    /* Per category, from the longest time to the end down: the bucket at
+     * which the weight above it and in it first exceeds the weight that
+     * waits divides them. */
+    for (size_t i = 0; i < n;) {
+        struct wp_hsplit *x = &wp_hs[w[i].slot];
+        size_t j = i;
+        double all = 0;
+        for (; j < n && w[j].slot == w[i].slot; j++)
+            all += (double)w[j].n;
+        double target = x->target * all, above = 0;
+        x->hi = 0; /* all of them wait unless a bucket divides */
+        for (size_t k = i; k < j;) {
+            uint16_t b = w[k].bucket;
+            double at = 0;
+            for (; k < j && w[k].bucket == b; k++)
+                at += (double)w[k].n;
+            if (above + at > target) {
+                /* The dividing bucket waits too when that leaves the share
+                 * closer. */
+                x->hi = target - above > above + at - target ? (uint16_t)(b - 1) : b;
+                break;
+            }
+            above += at;
         }
-        if (!open)
-            break;
+        i = j;
     }
-    /* The dividing bucket waits too when that leaves the share closer. */
-    for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++)
-        wp_hs[k].above = 0, wp_hs[k].lo = wp_hs[k].hi;
-    wp_hs_each(wp_hs_count_above); /* mid is hi now: the weight above it */
-    wp_hs_each(wp_hs_count_at);
-    for (size_t k = 0; k < WP_HSPLIT_SLOTS; k++) {
-        struct wp_hsplit *x = &wp_hs[k];
-        if (x->key && x->hi > 0 && x->target - (double)x->above > (double)(x->above + x->at) - x->target)
-            x->hi--;
-    }
+    free(w);
+    /* Slots with a share but no held samples decide nothing: the minimum
+     * rule would not be asked either. */
     wp_hs_ready = 1;
 }
 
@@ -756,8 +786,8 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
         return UINT64_MAX;
     int global = 0;
     wp_pattern_of(fn, sclass, role, &global);
-    /* Point-to-point categories (held only with matching on) keep the
-     * process-local minimum, as when they are settled at once. */
+    /* Point-to-point categories take the process-local minimum, as the
+     * estimate does. */
     const uint64_t *m = global ? gmin : lmin;
     if (!wp_mins.done) {
         /* Before the reduction (a run ending without MPI_Finalize). */
@@ -770,9 +800,9 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
 
 int wp_estimate_entry_state(const struct wp_stack_entry *e)
 {
-    /* A matched category's held samples: split by its share (above). */
+    /* A held sample of a category with a share: split by it (above). */
     const struct wp_hsplit *x;
-    if (wp_hs_ready && wp_hs_valid(e) && (x = wp_hs_find(wp_hs_key(e), 0)) != NULL)
+    if (wp_hs_ready && wp_hs_valid(e) && (x = wp_hs_find(wp_hs_key(e), 0)) != NULL && x->target >= 0)
         return e->held > x->hi ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
     return wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
 }

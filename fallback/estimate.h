@@ -48,10 +48,11 @@ int wp_estimate_minima(MPI_Comm comm, int rank, double run_seconds);
 void wp_estimate_minima_start(MPI_Comm comm, int rank, double run_seconds);
 
 /* After wp_estimate_minima() and the matched instances' finalize step,
- * before the profile is written: for every category with matched calls,
+ * before the profile is written: for every category with a wait pattern,
  * which of its held samples wait (fallback/estimate.c says how: by the
- * share of time its matched calls waited).  Normal context; reads the
- * rank's stores, which no handler writes any more. */
+ * share of time it waited, by its matched calls where there are some,
+ * else by this estimate).  Normal context; reads the rank's stores, which
+ * no handler writes any more. */
 void wp_estimate_held_prepare(void);
 
 /* The minimum (ns) that decides a held sample of a call of category (fn,

@@ -169,18 +169,12 @@ static int wp_close(struct wp_out *o)
 
 /* --- counters ------------------------------------------------------------------ */
 
-static int wp_nthreads(void)
-{
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    return n > WP_MAX_THREADS ? WP_MAX_THREADS : n;
-}
-
 void wp_totals_collect_sig(struct wp_totals *t)
 {
     memset(t, 0, sizeof *t);
     struct wp_store merged;
     memset(&merged, 0, sizeof merged);
-    int n = wp_nthreads();
+    int n = wp_slots_used();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
@@ -387,7 +381,7 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
      * threads write; a torn value is only a count. */
     if (wp_ctr_count() > 0 && wp_run.cfg.counters_split) {
         wp_puts(&o, wp_meta_key(WP_MK_counters_split));
-        int nt = wp_nthreads();
+        int nt = wp_slots_used();
         for (int c = 0; c < wp_ctr_count(); c++) {
             uint64_t sum[2] = {0, 0};
             for (int i = 0; i < nt; i++) {
@@ -439,7 +433,7 @@ int wp_meta_write_sig(const char *dir, int rank, enum wp_end end)
         wp_kv(&o, wp_meta_key(WP_MK_clock_error_ns), (uint64_t)(err * 1e9 + 0.5));
         wp_kv(&o, wp_meta_key(WP_MK_clock_syncs), (uint64_t)syncs);
     }
-    int n = wp_nthreads();
+    int n = wp_slots_used();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
@@ -641,7 +635,7 @@ static int wp_partial_write_weights_sig(const char *dir, int rank, const char *s
         return -1;
     struct wp_out mem = {.fd = -1, .buf = wp_ptext, .cap = wp_ptext ? WP_PARTIAL_TEXT : 0};
     size_t nl = 0;
-    int n = wp_nthreads();
+    int n = wp_slots_used();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
@@ -819,7 +813,7 @@ static struct wp_tl_cand *wp_tl_cand_find(size_t n, uint64_t id)
  * of candidates. */
 static size_t wp_tl_collect_sig(uint64_t now)
 {
-    int n = wp_nthreads();
+    int n = wp_slots_used();
     uint64_t width = 0, t0 = wp_run.start_ns;
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;

@@ -77,9 +77,7 @@ int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
         return -1;
     }
     uint64_t now = wp_ticks();
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
+    int n = wp_slots_used();
     for (int i = 0; i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL)
@@ -189,24 +187,19 @@ int wp_profile_write_paths(const char *dir, int rank)
     char *line = malloc(cap);
     struct wp_folded one = {0};
     fprintf(fp, "# %s %d\ncause\tpath\n", wp_file_format(WP_FILE_PATHS), wp_file_version(WP_FILE_PATHS));
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
-    for (int i = 0; sy && line && i < n; i++) {
-        const struct wp_store *s = wp_slots[i].store;
-        for (uint32_t j = 0, nj = s ? wp_store_count(s) : 0; j < nj; j++) {
-            const struct wp_stack_entry *e = wp_store_entry(s, j);
-            if (e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
-                continue;
-            /* The folded line of the entry, without its state frame. */
-            wp_profile_add(&one, NULL, sy, line, cap, e->state, e->fn, &s->arena[e->off], e->depth, 1);
-            wp_folded_finish(&one);
-            const char *text = one.n ? one.lines[0].stack : "";
-            const char *semi = strchr(text, ';');
-            fprintf(fp, "%016llx\t%s\n", (unsigned long long)e->hash, semi ? semi + 1 : "");
-            wp_folded_free(&one);
-            memset(&one, 0, sizeof one);
-        }
+    struct wp_entries it;
+    wp_entries_start(&it);
+    for (const struct wp_stack_entry *e; sy && line && (e = wp_entries_next(&it)) != NULL;) {
+        if (e->state != WAITPROF_STATE_NOT_IN_MPI || !wp_match_cause_is_used(e->hash))
+            continue;
+        /* The folded line of the entry, without its state frame. */
+        wp_profile_add(&one, NULL, sy, line, cap, e->state, e->fn, &it.s->arena[e->off], e->depth, 1);
+        wp_folded_finish(&one);
+        const char *text = one.n ? one.lines[0].stack : "";
+        const char *semi = strchr(text, ';');
+        fprintf(fp, "%016llx\t%s\n", (unsigned long long)e->hash, semi ? semi + 1 : "");
+        wp_folded_free(&one);
+        memset(&one, 0, sizeof one);
     }
     free(line);
     wp_symbolizer_free(sy);
@@ -265,9 +258,7 @@ int wp_profile_write_counters(const char *dir, int rank)
     size_t cap = 1 << 16;
     char *line = malloc(cap);
     int rc = sy && line ? 0 : -1;
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
+    int n = wp_slots_used();
     for (int i = 0; rc == 0 && i < n; i++) {
         const struct wp_store *s = wp_slots[i].store;
         if (s == NULL || s->ctr == NULL)

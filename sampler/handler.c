@@ -358,8 +358,8 @@ out:
 }
 
 /* Move the calling thread's pending samples into its store: against a
- * threshold (held 0, value the threshold), or held for the global minimum
- * (held 1, value the call's duration).  The handler writes the pending
+ * threshold (held 0, value the threshold), or held for the category's
+ * share of time waited (held 1, value the call's duration).  The handler writes the pending
  * samples and the store: keep it out while they move.  Two system calls,
  * at most once per sample period. */
 static void wp_settle(wp_thread_t *t, int held, uint64_t value, int sclass, int role)

@@ -105,9 +105,7 @@ void wp_sampler_pause(int paused, uint64_t now_ns)
     }
     if (paused || !wp_smp_started)
         return;
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
+    int n = wp_slots_used();
     pid_t pid = getpid();
     for (int i = 0; i < n; i++)
         if (__atomic_load_n(&wp_slots[i].armed, __ATOMIC_ACQUIRE) &&

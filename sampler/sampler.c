@@ -325,9 +325,7 @@ void wp_sampler_stop_sig(void)
     if (!wp_smp_started)
         return;
     __atomic_store_n(&wp_smp_running, 0, __ATOMIC_SEQ_CST);
-    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
-    if (n > WP_MAX_THREADS)
-        n = WP_MAX_THREADS;
+    int n = wp_slots_used();
     /* Which threads' triggers this call stopped, and so closes below
      * (wp_thread_end closes the others').  Static: a signal handler may
      * run this; cleared at each call. */

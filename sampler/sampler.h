@@ -101,8 +101,9 @@ int wp_sampler_running(void);
  * into its store, Stall below threshold ticks from the call's entry.
  * Normal context (a wrapper, as the call returns). */
 void wp_sampler_settle(wp_thread_t *t, uint64_t threshold);
-/* A collective call's samples: held until the global minimum of its
- * category is known (sampler/store.h, wp_pending_flush_held). */
+/* A recorded call's samples: held until its category's share of time
+ * waited is known, at MPI_Finalize (sampler/store.h,
+ * wp_pending_flush_held). */
 void wp_sampler_settle_held(wp_thread_t *t, uint64_t duration, int sclass, int role);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "sampler/counters.h"
+#include "state/thread.h"
 
 struct wp_stack_entry {
     uint64_t hash;
@@ -28,10 +29,11 @@ struct wp_stack_entry {
     uint8_t used;         /* the slot is taken (the owner's handler's own
                            * probes; readers go by wp_store_count) */
     /* Held samples (wp_pending_flush_held): nonzero for samples of a
-     * collective call whose Work/Stall waits for the global minimum of the
-     * call's category (fn, sclass, role), known only at MPI_Finalize; held
-     * is the bucket of the time from the sample to the call's end
-     * (wp_held_bucket), and state says MPI-Work until then. */
+     * recorded call whose Work/Stall waits for what its category (fn,
+     * sclass, role) is known to have waited at MPI_Finalize
+     * (fallback/estimate.h); held is the bucket of the time from the
+     * sample to the call's end (wp_held_bucket), and state says MPI-Work
+     * until then. */
     uint16_t held;
     uint8_t sclass, role;
 };
@@ -126,6 +128,37 @@ static inline const struct wp_stack_entry *wp_store_entry(const struct wp_store 
     return &s->slots[s->order[k]];
 }
 
+/* Every entry with samples of every thread's store, in the order of the
+ * slots and then of the entries: start with wp_entries_start, then
+ * wp_entries_next until it returns NULL; it->s is the store of the entry
+ * last returned.  Loads only, so the termination writers may walk it from
+ * a signal handler; each store's count is read once, with acquire order
+ * (wp_store_count), so every entry it covers is complete. */
+struct wp_entries {
+    const struct wp_store *s;
+    int slot, nslots;
+    uint32_t j, nj;
+};
+static inline void wp_entries_start(struct wp_entries *it)
+{
+    *it = (struct wp_entries){.nslots = wp_slots_used()};
+}
+static inline const struct wp_stack_entry *wp_entries_next(struct wp_entries *it)
+{
+    for (;;) {
+        while (it->j < it->nj) {
+            const struct wp_stack_entry *e = wp_store_entry(it->s, it->j++);
+            if (e->count)
+                return e;
+        }
+        if (it->slot >= it->nslots)
+            return NULL;
+        it->s = wp_slots[it->slot++].store;
+        it->j = 0;
+        it->nj = it->s ? wp_store_count(it->s) : 0;
+    }
+}
+
 /* The counter sums of entry e of store s, or NULL when it has none. */
 static inline const uint64_t *wp_entry_ctr(const struct wp_store *s, const struct wp_stack_entry *e)
 {
@@ -157,10 +190,11 @@ struct wp_pending {
  * Work at or above it, and into the timeline at the time each was taken.
  * Caller blocks SIGPROF. */
 void wp_pending_flush(struct wp_store *s, struct wp_pending *p, uint64_t threshold);
-/* The same for a call whose category's minimum is the global one (a
- * collective): each sample is stored held, under the bucket of its time to
- * the call's end (duration ticks minus its offset), and classified when the
- * profile is written (wp_held_state).  Caller blocks SIGPROF. */
+/* The same for a call whose samples wait for its category's share of time
+ * waited, known at MPI_Finalize (fallback/estimate.h): each sample is
+ * stored held, under the bucket of its time to the call's end (duration
+ * ticks minus its offset), and classified when the profile is written.
+ * Caller blocks SIGPROF. */
 void wp_pending_flush_held(struct wp_store *s, struct wp_pending *p, uint64_t duration, int sclass, int role);
 /* The samples of a call still in progress at an abnormal end (never
  * settled): returns their weight, and in *stall the weight of those that

@@ -119,6 +119,15 @@ struct wp_slot {
 extern struct wp_slot wp_slots[WP_MAX_THREADS];
 extern volatile int wp_nslots;     /* slots claimed so far (may exceed the array) */
 
+/* The slots to walk: those claimed so far that exist (claims past the
+ * array fail but are counted).  One atomic load, so the termination
+ * writers may call it from a signal handler. */
+static inline int wp_slots_used(void)
+{
+    int n = __atomic_load_n(&wp_nslots, __ATOMIC_ACQUIRE);
+    return n > WP_MAX_THREADS ? WP_MAX_THREADS : n;
+}
+
 /* Claim a slot for the calling thread; NULL when all are taken. */
 struct wp_slot *wp_registry_claim(void);
 

@@ -203,6 +203,29 @@ wp_waits_site() {
               printf "%.6f %d %s %.6f\n", w / 1e9, m, how, ci / 1e9 }' "$1"
 }
 
+# wp_waits_share FILE SITE FUNCTION PATTERN — the share of its time one
+# call site spent waiting by a rank.R.waits file: wait_ns over time_ns of
+# the rows wp_waits_site would sum, printed with three decimals.  Fails like
+# wp_waits_site (status 2 for the format or a missing column, 3 when no row
+# matches), and with status 4 when their time is zero.
+wp_waits_share() {
+    awk -F '\t' -v site="$2" -v fn="$3" -v pat="$4" '
+        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
+        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
+                  if (!col["site"] || !col["function"] || !col["pattern"] || !col["wait_ns"] ||
+                      !col["time_ns"]) { bad = 2; exit }
+                  next }
+        $col["function"] == fn && $col["pattern"] == pat &&
+        (substr($col["site"], 1, length(site) + 2) == site " (" ||
+         substr($col["site"], 1, length(site) + 3) == site " < ") {
+            w += $col["wait_ns"]; t += $col["time_ns"]; rows++ }
+        END { if (bad) exit bad
+              if (NR < 2) exit 2
+              if (!rows) exit 3
+              if (t <= 0) exit 4
+              printf "%.3f\n", w / t }' "$1"
+}
+
 # wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state
 # estimate against the truth its program printed: every rank 0..NP-1 wrote
 # DIR/rank.R.waits whose first line is "# waitprof-waits 1"; STDOUT holds

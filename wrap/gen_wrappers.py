@@ -644,7 +644,7 @@ def c_body(name, cname, cls, opts, decls, names, lean):
                 out.append("        wp_count_after(wp_t, wp_uc, WP_FN_%s, wp_nb, %s, wp_rc);" % (name, role_expr))
             else:
                 out.append("    else if (wp_t && wp_rc == MPI_SUCCESS)")
-                out.append("        wp_count(wp_t, wp_uc, WP_FN_%s, wp_nb, %s);" % (name, role_expr))
+                out.append("        wp_count(wp_t, wp_uc, wp_nb, %s);" % role_expr)
         else:
             out.append("    uint64_t wp_nb = 0;")
             out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")

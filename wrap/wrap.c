@@ -33,7 +33,7 @@ static __attribute__((noinline)) void wp_sent_number(wp_thread_t *t, int lr)
 static __attribute__((noinline)) void wp_sent_all(wp_thread_t *t, int fn, int lr)
 {
     const struct wp_ucache *u = wp_ucache_of(fn);
-    wp_count(t, u->cat, fn, u->nb, WP_ROLE_ANY);
+    wp_count(t, u->cat, u->nb, WP_ROLE_ANY);
     wp_traffic_send_in(fn, u->nb, wp_mlast.peer, wp_mlast.comm);
     wp_sent_number(t, lr);
 }

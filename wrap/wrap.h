@@ -335,18 +335,14 @@ static inline int wp_frole(const void *root, const void *comm)
 }
 
 /* Settle the samples of a recorded call (at most once per sample period,
- * so out of the way of the recording path).  A sample is Stall when it
- * came more than the category's minimum before the call's end (the
- * minimum-duration rule), or with matched instances when it is among the
- * category's samples that came earliest before their call's end, in the
- * share of time its matched calls waited (fallback/estimate.c,
- * wp_estimate_held_prepare).  Point-to-point categories take the process-local minimum so far;
- * collective ones the global minimum over all ranks, which exists only at
- * MPI_Finalize: their samples are held until then (a rank that waits in
- * every call has only waits for its own minimum).  Calls complete on entry
- * did not wait. */
-static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, int fn, uint64_t bytes, int role,
-                                                               int early, uint64_t d, uint64_t min)
+ * so out of the way of the recording path): they are held under the
+ * bucket of their time to the call's end, and at MPI_Finalize the
+ * category's share of time waited, by its matched calls or by the
+ * estimator, makes those with the longest times MPI-Stall
+ * (fallback/estimate.c, wp_estimate_held_prepare).  Calls complete on
+ * entry did not wait. */
+static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, uint64_t bytes, int role, int early,
+                                                               uint64_t d)
 {
     /* The runtime source saw this call from before it could wait (mpit/
      * source.h, whole): what it held was taken earlier, in the wrapper or
@@ -357,15 +353,14 @@ static __attribute__((noinline, cold)) void wp_settle_recorded(wp_thread_t *t, i
         wp_sampler_settle(t, 0);
         return;
     }
-    int global = 0, sclass = wp_size_class(bytes);
-    wp_pattern_of(fn, sclass, role, &global);
-    /* With matching, every call's samples are held: the share of time
-     * its category's matched calls waited is known only at MPI_Finalize
-     * (fallback/estimate.h, wp_estimate_held_prepare). */
-    if ((global || wp_match_on) && !early)
-        wp_sampler_settle_held(t, d, sclass, role);
+    /* Every call's samples are held: the share of time its category
+     * waited, by its matched calls or by the estimator, is known only at
+     * MPI_Finalize (fallback/estimate.h, wp_estimate_held_prepare).  A call
+     * complete on entry did not wait. */
+    if (!early)
+        wp_sampler_settle_held(t, d, wp_size_class(bytes), role);
     else
-        wp_sampler_settle(t, d > min ? d - min : 0);
+        wp_sampler_settle(t, 0);
 }
 
 /* Record the call and settle the samples taken during it: a sample whose
@@ -402,7 +397,7 @@ static inline __attribute__((always_inline)) uint64_t wp_record(wp_thread_t *t, 
     mc->role = (uint8_t)role;
     uint64_t t1 = wp_ticks(), d = t1 - t->enter_ticks;
     /* Also the report's per-function figures (profile/calls.h). */
-    uint64_t min = wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
+    wp_stats_record(fn, bytes, role, site, t->enter_ticks, t1, early);
     /* A call the runtime source saw: its wait by the source, from entry to
      * the end of its stall (none before entry: it did not stall). */
     if (__builtin_expect(t->src_seen, 0)) {
@@ -411,7 +406,7 @@ static inline __attribute__((always_inline)) uint64_t wp_record(wp_thread_t *t, 
                         end > t->enter_ticks ? (end < t1 ? end : t1) - t->enter_ticks : 0);
     }
     if (__builtin_expect(t->has_pending, 0))
-        wp_settle_recorded(t, fn, bytes, role, early, d, min);
+        wp_settle_recorded(t, bytes, role, early, d);
     return d;
 }
 
@@ -542,13 +537,13 @@ static inline __attribute__((always_inline)) uint64_t wp_record_pre(wp_thread_t 
  * now, so that its samples are settled as a timed call's are: the handler
  * dated the call at its first sample, and a sample's distance from the
  * call's end is all the rule needs. */
-static inline __attribute__((always_inline)) void wp_count_settle(wp_thread_t *t, struct wp_cat *c, int fn,
-                                                                  uint64_t bytes, int role)
+static inline __attribute__((always_inline)) void wp_count_settle(wp_thread_t *t, struct wp_cat *c, uint64_t bytes,
+                                                                  int role)
 {
     if (__builtin_expect(t->has_pending, 0)) {
         uint64_t d = t->enter_ticks ? wp_ticks() - t->enter_ticks : 0;
         wp_cat_saw(c, d);
-        wp_settle_recorded(t, fn, bytes, role, 0, d, c->min);
+        wp_settle_recorded(t, bytes, role, 0, d);
     }
 }
 /* One untimed call more in c (n 1), or one less (n -1: a call counted
@@ -558,11 +553,10 @@ static inline __attribute__((always_inline)) void wp_count_untimed(struct wp_cat
     c->untimed += (uint64_t)(int64_t)n;
     *c->fn_events += (uint64_t)(int64_t)n;
 }
-static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, int fn, uint64_t bytes,
-                                                           int role)
+static inline __attribute__((always_inline)) void wp_count(wp_thread_t *t, struct wp_cat *c, uint64_t bytes, int role)
 {
     wp_count_untimed(c, 1);
-    wp_count_settle(t, c, fn, bytes, role);
+    wp_count_settle(t, c, bytes, role);
 }
 
 /* After a send in its fast form (wp_send_fast): what the full form does
@@ -599,7 +593,7 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
         wp_traffic_recv_undo(fn, bytes);
         return;
     }
-    wp_count_settle(t, c, fn, bytes, role);
+    wp_count_settle(t, c, bytes, role);
 }
 
 /* The fast form of a blocking receive (wrap/gen_wrappers.py, wp_fast_<MPI
