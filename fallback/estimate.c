@@ -630,15 +630,19 @@ static void wp_local_minima(void)
  * the end (sampler/store.h) above which samples wait: one pass over the
  * rank's stores collects the held weight per (category, bucket), sorted,
  * then each category's buckets are walked from the longest time down.
- * Ties in the dividing bucket go the way that leaves the share closer.  A
- * table of its own, static: categories beyond it, and those without a
- * pattern, keep the minimum rule below. */
+ * The samples in the dividing bucket are split in the part that makes the
+ * share exact (wp_estimate_entry_stall), each entry's rounded: buckets
+ * are 1/16 of an octave wide, and a microsecond call's samples fill few
+ * of them, so a whole bucket could move its category's share by several
+ * points.  A table of its own, static: categories beyond it, and those
+ * without a pattern, keep the minimum rule below. */
 #define WP_HSPLIT_SLOTS 1024
 static struct wp_hsplit {
     uint32_t key;  /* WP_MIN_INDEX + 1; 0 free */
     uint16_t fn;   /* the category */
     uint8_t sclass, role;
-    uint16_t hi;   /* samples in buckets above it wait */
+    uint16_t div;  /* samples in buckets above it wait, */
+    double frac;   /* and this part of those in it */
     double target; /* the share, then the held weight that waits */
     double wait, time; /* the estimator's sums (ns) while the share is found */
 } wp_hs[WP_HSPLIT_SLOTS];
@@ -750,7 +754,7 @@ void wp_estimate_held_prepare(void)
     qsort(w, n, sizeof *w, wp_hw_cmp);
     /* Per category, from the longest time to the end down: the bucket at
      * which the weight above it and in it first exceeds the weight that
-     * waits divides them. */
+     * waits divides them, in the part of it that is still missing. */
     for (size_t i = 0; i < n;) {
         struct wp_hsplit *x = &wp_hs[w[i].slot];
         size_t j = i;
@@ -758,16 +762,16 @@ void wp_estimate_held_prepare(void)
         for (; j < n && w[j].slot == w[i].slot; j++)
             all += (double)w[j].n;
         double target = x->target * all, above = 0;
-        x->hi = 0; /* all of them wait unless a bucket divides */
+        x->div = 0; /* all of them wait unless a bucket divides */
+        x->frac = 0;
         for (size_t k = i; k < j;) {
             uint16_t b = w[k].bucket;
             double at = 0;
             for (; k < j && w[k].bucket == b; k++)
                 at += (double)w[k].n;
             if (above + at > target) {
-                /* The dividing bucket waits too when that leaves the share
-                 * closer. */
-                x->hi = target - above > above + at - target ? (uint16_t)(b - 1) : b;
+                x->div = b;
+                x->frac = (target - above) / at;
                 break;
             }
             above += at;
@@ -798,13 +802,31 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role)
     return v == WP_NO_MIN ? UINT64_MAX : v;
 }
 
-int wp_estimate_entry_state(const struct wp_stack_entry *e)
+/* The split of a held entry's category (above), NULL when it has none. */
+static const struct wp_hsplit *wp_hs_of(const struct wp_stack_entry *e)
 {
-    /* A held sample of a category with a share: split by it (above). */
     const struct wp_hsplit *x;
     if (wp_hs_ready && wp_hs_valid(e) && (x = wp_hs_find(wp_hs_key(e), 0)) != NULL && x->target >= 0)
-        return e->held > x->hi ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
+        return x;
+    return NULL;
+}
+
+int wp_estimate_entry_state(const struct wp_stack_entry *e)
+{
+    /* A held sample of a category with a share: split by it (above); in
+     * the dividing bucket, the state of most of the entry. */
+    const struct wp_hsplit *x = wp_hs_of(e);
+    if (x != NULL)
+        return e->held > x->div || (e->held == x->div && x->frac >= 0.5) ? WAITPROF_STATE_STALL : WAITPROF_STATE_WORK;
     return wp_entry_state(e, e->held ? wp_estimate_held_min_ns(e->fn, e->sclass, e->role) : 0);
+}
+
+uint64_t wp_estimate_entry_stall(const struct wp_stack_entry *e, uint64_t weight)
+{
+    const struct wp_hsplit *x = wp_hs_of(e);
+    if (x != NULL && e->held == x->div)
+        return (uint64_t)((double)weight * x->frac + 0.5);
+    return wp_estimate_entry_state(e) == WAITPROF_STATE_STALL ? weight : 0;
 }
 
 uint64_t wp_estimate_pending_min_ns(const struct wp_pending *p)

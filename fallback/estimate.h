@@ -66,7 +66,8 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 /* What the profile writers (profile/profile.c, profile/partial.c) ask:
  * - the state a store entry stands for, a held one decided by its
  *   category's share (wp_estimate_held_prepare) where it has one, else by
- *   the minimum above (sampler/store.h, wp_entry_state);
+ *   the minimum above (sampler/store.h, wp_entry_state), and the part of
+ *   its weight that is MPI-Stall;
  * - for the samples of a call still in progress at an abnormal end, whose
  *   category is not known, their weight and in *stall the weight of those
  *   that waited by the process-local minimum of the call's function, any
@@ -75,6 +76,12 @@ uint64_t wp_estimate_held_min_ns(int fn, int sclass, int role);
 struct wp_stack_entry;
 struct wp_pending;
 int wp_estimate_entry_state(const struct wp_stack_entry *e);
+/* Of weight (the entry's samples, or a counter's sum over them), the part
+ * that is MPI-Stall: all or none, except for a held entry in the bucket
+ * that divides its category's samples, whose part makes the share exact;
+ * wp_estimate_entry_state() gives that entry the state of the larger
+ * part.  Memory reads only. */
+uint64_t wp_estimate_entry_stall(const struct wp_stack_entry *e, uint64_t weight);
 uint64_t wp_estimate_pending_split(const struct wp_pending *p, uint64_t now, uint64_t *stall);
 /* The same for counter c of nctr: the counter deltas of those samples. */
 uint64_t wp_estimate_pending_split_ctr(const struct wp_pending *p, uint64_t now, uint32_t nctr, int c,

@@ -562,8 +562,9 @@ void wp_partial_reserve(void)
 /* The frames ips[0..e->depth) (leaf first), root first, after the state. */
 static void wp_put_ips(struct wp_out *o, const struct wp_stack_entry *e, const uintptr_t *ips)
 {
-    /* A held sample (a collective call's) against the process-local minimum:
-     * before MPI_Finalize there is no global one.  Memory reads only. */
+    /* A held sample: by its category's share where MPI_Finalize found it
+     * (an entry in the dividing bucket takes the state of its larger
+     * part), else against the process-local minimum.  Memory reads only. */
     wp_puts(o, wp_state_name(wp_estimate_entry_state(e)));
     for (int k = e->depth - 1; k >= 0; k--) {
         uintptr_t ip = ips[k];
@@ -837,8 +838,7 @@ static size_t wp_tl_collect_sig(uint64_t now)
                 continue;
             int c = wp_tl_held_class(wp_ticks_duration_ns(wp_held_ticks(e->held)));
             all[c] += e->count;
-            if (wp_estimate_entry_state(e) == WAITPROF_STATE_STALL)
-                stall[c] += e->count;
+            stall[c] += wp_estimate_entry_stall(e, e->count);
         }
         wp_tl_sum_sig(&wp_tl_rank, s->tl, stall, all);
         if (s->pending && s->pending->n)

@@ -86,10 +86,18 @@ int wp_profile_build(struct wp_folded *out, struct wp_folded *frames)
             const struct wp_stack_entry *e = wp_store_entry(s, j);
             if (e->count == 0)
                 continue;
-            /* A held sample is classified now, against the global minimum
-             * (fallback/estimate.h). */
-            wp_profile_add(out, frames, sy, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off],
-                           e->depth, e->count);
+            /* A held sample is classified now, by its category's share
+             * of time waited (fallback/estimate.h): an entry in the
+             * dividing bucket goes to both states, in the part that makes
+             * the share exact. */
+            uint64_t stall = e->held ? wp_estimate_entry_stall(e, e->count) : 0;
+            int state = e->held ? WAITPROF_STATE_WORK : wp_estimate_entry_state(e);
+            if (stall)
+                wp_profile_add(out, frames, sy, line, cap, WAITPROF_STATE_STALL, e->fn, &s->arena[e->off], e->depth,
+                               stall);
+            if (e->count > stall)
+                wp_profile_add(out, frames, sy, line, cap, state, e->fn, &s->arena[e->off], e->depth,
+                               e->count - stall);
         }
         /* A call still in progress at an abnormal end (its thread's
          * samples were never settled): as the quick writer does
@@ -276,13 +284,27 @@ int wp_profile_write_counters(const char *dir, int rank)
                 any |= sum[c] != 0;
             if (!any)
                 continue;
-            /* The path once, as rank.R.folded names it (held samples
-             * classified the same way), then into each counter's set. */
-            size_t len = wp_profile_line(sy, NULL, line, cap, wp_estimate_entry_state(e), e->fn, &s->arena[e->off],
-                                         e->depth);
-            for (int c = 0; c < k; c++)
-                if (sum[c] && wp_folded_add(&per[c], line, len, sum[c]) != 0)
-                    rc = -1;
+            /* The path as rank.R.folded names it, once per state (held
+             * samples split the same way, each counter's sum in the same
+             * part), then into each counter's set. */
+            uint64_t part[2][WP_CTR_MAX];
+            int held = e->held != 0;
+            for (int c = 0; c < k; c++) {
+                part[0][c] = held ? wp_estimate_entry_stall(e, sum[c]) : 0;
+                part[1][c] = sum[c] - part[0][c];
+            }
+            for (int p = 0; p < 2; p++) {
+                int state = p == 0 ? WAITPROF_STATE_STALL : held ? WAITPROF_STATE_WORK : wp_estimate_entry_state(e);
+                size_t len = 0;
+                for (int c = 0; c < k; c++) {
+                    if (part[p][c] == 0)
+                        continue;
+                    if (len == 0)
+                        len = wp_profile_line(sy, NULL, line, cap, state, e->fn, &s->arena[e->off], e->depth);
+                    if (wp_folded_add(&per[c], line, len, part[p][c]) != 0)
+                        rc = -1;
+                }
+            }
         }
     }
     /* Without a symbolizer, memory or a whole set, no file: a counter

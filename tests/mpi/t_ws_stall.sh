@@ -20,9 +20,16 @@
 # Without matched instances (WAITPROF_MATCH=0) the samples follow the
 # estimator's own share instead, so what the samples say and what the
 # wait-state table says agree: in arrived, whose receives take a
-# microsecond, the MPI-Stall share of the samples must be within 5 points
-# of the wait table's share for the call site (the threshold rule read 90 %
-# against the table's 37 %); in recv and allreduce, with the truth as above.
+# microsecond, the MPI-Stall share of the samples must be at most 3 points
+# above the wait table's share for the call site and at most 8 below (the
+# threshold rule read 90 % against the table's 37 %).  The held samples are
+# split by that share exactly, to a sample; below it are the samples taken
+# in the wrapper's own work after the call was recorded, MPI-Work and
+# outside the table's time (0.4 to 3.2 points in the runs measured).  recv
+# and allreduce are not checked against the truth with matching off: there
+# the samples carry the table's own error, which load moves (at load 3,
+# +15 points in recv, +14 and +21 in allreduce: calls slower than the
+# fastest count as waiting; doc/sources.md).
 . "$(dirname "$0")/../lib.sh"
 # One attempt in a subshell: wp_fail ends the attempt.  Timing noise on a
 # loaded machine seldom strikes twice, a wrong result always does, so a failed
@@ -30,7 +37,7 @@
 # wp_check_waits_run.
 # attempt MODE DELAY CALL [work]
 attempt() (
-    out=$WP_TMP/$1-m${WAITPROF_MATCH:-1}-$try
+    out=$WP_TMP/$1-$try
     WAITPROF_SOURCE=wrappers WAITPROF_HZ=1000 wp_profile 2 "$out" "$WP_BUILDDIR/tests/mpi/ws_stall" "$2" 10 "$1" \
         >"$WP_TMP/stdout" 2>"$WP_TMP/stderr" || { rc=$?; cat "$WP_TMP/stderr" >&2; wp_fail "ws_stall $1 exited with $rc"; }
     truth=$(sed -n 's/^truth rank=0 stall_share=\([0-9.]*\) .*/\1/p' "$WP_TMP/stdout")
@@ -59,13 +66,7 @@ agree() (
         wp_fail "arrived: instances matched with WAITPROF_MATCH=0"
     share=$(wp_calc "$stall / ($stall + $work)")
     wp_check_between "arrived, matching off: sampled MPI-Stall share in MPI_Recv ($stall of $((stall + work)))" \
-        "$share" "$(wp_calc "$table - 0.05")" "$(wp_calc "$table + 0.05")"
-)
-# The same with matching off.
-attempt_m0() (
-    WAITPROF_MATCH=0
-    export WAITPROF_MATCH
-    attempt "$@"
+        "$share" "$(wp_calc "$table - 0.08")" "$(wp_calc "$table + 0.03")"
 )
 # check FUNCTION ARGS...: one of the attempts above, run again on a miss.
 check() {
@@ -81,6 +82,4 @@ check attempt allreduce 0.05 MPI_Allreduce
 wp_check_source wrappers eager 2 0.03 ';measured;MPI_Recv$'
 wp_check_source wrappers there 2 0.03 ';measured;MPI_Recv$' work
 WP_SRC_ARGS="0 300000" wp_check_source wrappers arrived 2 0.03 ';measured;MPI_Recv$'
-check attempt_m0 recv 0.1 MPI_Recv work
-check attempt_m0 allreduce 0.05 MPI_Allreduce
 check agree 600000
