@@ -1,6 +1,7 @@
 /* symbols/dwname.c — see symbols/dwname.h. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -609,6 +610,99 @@ const char *wp_dw_addrname(Dwfl_Module *mod, uintptr_t ip)
     if (rc < 0)
         return dwfl_module_addrname(mod, ip);
     return rc > 0 ? name : NULL;
+}
+
+/* --- PLT stubs ------------------------------------------------------------
+ *
+ * A call to another object's function goes through a stub in the caller's
+ * procedure linkage table, and a sample can land on it; no symbol table
+ * covers it.  On x86-64 every stub that reaches a function jumps through
+ * its GOT slot with "jmp *disp32(%rip)" (ff 25, after an endbr64 and a bnd
+ * prefix in the tables of IBT-enabled objects), and the slot is the
+ * offset of a relocation of that function's dynamic symbol (JUMP_SLOT in
+ * .rela.plt, GLOB_DAT in .rela.dyn for .plt.got).  So the stub is named
+ * by decoding its jump, as binutils does for its synthetic symbols,
+ * without assuming an order of the stubs.  Looked up on each use: only
+ * addresses inside a PLT section get that far, and the symbolizers cache
+ * every frame's name. */
+#if defined(__x86_64__)
+static int wp_plt_section(const char *nm)
+{
+    return strcmp(nm, ".plt") == 0 || strcmp(nm, ".plt.sec") == 0 || strcmp(nm, ".plt.got") == 0;
+}
+
+/* The name of the dynamic symbol whose relocation is at GOT address slot,
+ * or NULL. */
+static const char *wp_plt_slot_symbol(Elf *elf, GElf_Addr slot)
+{
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+        GElf_Shdr sh;
+        if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
+            continue;
+        Elf_Scn *symscn = elf_getscn(elf, sh.sh_link);
+        GElf_Shdr symsh;
+        Elf_Data *rd = elf_getdata(scn, NULL), *sd = symscn ? elf_getdata(symscn, NULL) : NULL;
+        if (rd == NULL || sd == NULL || gelf_getshdr(symscn, &symsh) == NULL)
+            continue;
+        for (size_t i = 0, n = sh.sh_size / sh.sh_entsize; i < n; i++) {
+            GElf_Rela r;
+            GElf_Sym sym;
+            if (gelf_getrela(rd, (int)i, &r) == NULL || r.r_offset != slot)
+                continue;
+            size_t k = GELF_R_SYM(r.r_info);
+            if (k == 0 || gelf_getsym(sd, (int)k, &sym) == NULL)
+                return NULL;
+            const char *nm = elf_strptr(elf, symsh.sh_link, sym.st_name);
+            return nm && nm[0] ? nm : NULL;
+        }
+    }
+    return NULL;
+}
+#endif
+
+const char *wp_dw_pltname(Dwfl_Module *mod, uintptr_t ip, char *buf, size_t cap)
+{
+#if defined(__x86_64__)
+    Dwarf_Addr bias = 0;
+    Elf *elf = dwfl_module_getelf(mod, &bias);
+    size_t shstrndx;
+    if (elf == NULL || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return NULL;
+    GElf_Addr addr = (GElf_Addr)(ip - bias);
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+        GElf_Shdr sh;
+        const char *nm;
+        if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+            addr - sh.sh_addr >= sh.sh_size || (nm = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
+            !wp_plt_section(nm))
+            continue;
+        /* Stubs are sh_entsize apart (16 in .plt and .plt.sec; 8 or 16
+         * in .plt.got); the jump lies within the stub. */
+        GElf_Xword size = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize : 16;
+        GElf_Addr stub = sh.sh_addr + (addr - sh.sh_addr) / size * size;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (d == NULL || d->d_buf == NULL || d->d_size < sh.sh_size)
+            return NULL;
+        const unsigned char *b = (const unsigned char *)d->d_buf + (stub - sh.sh_addr);
+        size_t len = sh.sh_addr + sh.sh_size - stub < size ? (size_t)(sh.sh_addr + sh.sh_size - stub) : (size_t)size;
+        for (size_t i = 0; i + 6 <= len; i++) {
+            if (b[i] != 0xff || b[i + 1] != 0x25)
+                continue;
+            int32_t disp;
+            memcpy(&disp, b + i + 2, sizeof disp);
+            /* The slot: the address after the instruction plus disp. */
+            const char *sym = wp_plt_slot_symbol(elf, stub + i + 6 + (GElf_Addr)(int64_t)disp);
+            if (sym == NULL)
+                return NULL;
+            snprintf(buf, cap, "%s@plt", sym);
+            return buf;
+        }
+        return NULL;
+    }
+#else
+    (void)mod, (void)ip, (void)buf, (void)cap;
+#endif
+    return NULL;
 }
 
 static int wp_dw_module_free(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)

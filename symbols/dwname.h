@@ -45,4 +45,11 @@ void wp_dw_forget(Dwfl *dwfl);
  * when there is none. */
 const char *wp_dw_addrname(Dwfl_Module *mod, uintptr_t ip);
 
+/* For ip in a procedure linkage table stub of mod (.plt, .plt.sec,
+ * .plt.got; x86-64), which no symbol table names: "SYMBOL@plt" in buf,
+ * SYMBOL the dynamic symbol whose GOT slot the stub jumps through, as
+ * binutils and perf name stubs; buf is returned.  NULL elsewhere, for the
+ * lazy-binding stub at the table's head, or on another machine. */
+const char *wp_dw_pltname(Dwfl_Module *mod, uintptr_t ip, char *buf, size_t cap);
+
 #endif

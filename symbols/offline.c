@@ -215,8 +215,13 @@ static const char *wp_file_name(struct wp_offline *o, struct wp_ofile *f, uint64
     } else {
         uintptr_t ip = (uintptr_t)(addr + bias);
         const char *sym = wp_dw_addrname(f->mod, ip);
-        char buf[1024];
-        if (sym == NULL)
+        char buf[1024], plt[1024];
+        if (sym == NULL && wp_dw_pltname(f->mod, ip, plt, sizeof plt)) {
+            /* A stub of the procedure linkage table, as the live
+             * symbolizer names it. */
+            wp_frame_sanitize(buf, sizeof buf, plt);
+            name = wp_xstrdup(buf);
+        } else if (sym == NULL)
             name = WP_NO_SYMBOL;
         else if (!wp_dw_name(f->mod, ip, sym, sym[0] == '_' && sym[1] == 'Z' ? wp_offline_demangler(o) : NULL, buf,
                              sizeof buf))

@@ -152,6 +152,9 @@ static char *wp_lookup(struct wp_symbolizer *sy, uintptr_t ip, int fn, int *symb
         return NULL; /* waitprof's own thread trampoline */
     } else if (sym) {
         return wp_dw_name(mod, ip, sym, sy->demangle, buf, sizeof buf) ? strdup(buf) : NULL;
+    } else if (mod && wp_dw_pltname(mod, ip, raw, sizeof raw)) {
+        /* A stub of the procedure linkage table, named below as a
+         * symbol's name is. */
     } else if (mod) {
         Dwarf_Addr start;
         const char *path = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);

@@ -11,6 +11,10 @@
  * addresses.  A second pass over the same addresses, with the indexes
  * built, agrees again, and wp_dw_forget() leaves the module's user data
  * empty.
+ * And the names of this program's procedure linkage table stubs
+ * (wp_dw_pltname, x86-64): at the start and inside every stub that
+ * binutils' objdump labels SYMBOL@plt, the same name, and none outside the
+ * tables.
  */
 #include <check.h>
 #include <dwarf.h>
@@ -152,12 +156,60 @@ START_TEST(test_every_address)
 }
 END_TEST
 
+#if defined(__x86_64__)
+START_TEST(test_plt_stubs)
+{
+    Dwfl_Module *mod;
+    Dwfl *d = self_dwfl(&mod);
+    Dwarf_Addr bias = 0;
+    ck_assert_ptr_nonnull(dwfl_module_getelf(mod, &bias));
+    char exe[4096], cmd[4200], line[4096], buf[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    snprintf(cmd, sizeof cmd, "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", exe);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    long stubs = 0, wrong = 0;
+    while (fgets(line, sizeof line, p)) {
+        /* "0000000000001030 <strcmp@plt>:" */
+        unsigned long long a;
+        char label[1024];
+        size_t len;
+        if (sscanf(line, "%llx <%1000[^>]>:", &a, label) != 2 || (len = strlen(label)) < 5 ||
+            strcmp(label + len - 4, "@plt") != 0)
+            continue; /* also the table's head, "SYMBOL@plt-0x10" */
+        stubs++;
+        for (int off = 0; off < 8; off += 4) {
+            const char *got = wp_dw_pltname(mod, (uintptr_t)(a + bias + (unsigned long long)off), buf, sizeof buf);
+            if (got == NULL || strcmp(got, label) != 0) {
+                if (wrong++ == 0)
+                    fprintf(stderr, "test_dwscopes: at %s+%d objdump says %s, wp_dw_pltname %s\n", label, off, label,
+                            got ? got : "nothing");
+            }
+        }
+    }
+    ck_assert_int_eq(pclose(p), 0);
+    fprintf(stderr, "test_dwscopes: %ld PLT stubs named as objdump names them\n", stubs);
+    /* This program calls fprintf, strcmp, free and more through its PLT. */
+    ck_assert_int_gt(stubs, 5);
+    ck_assert_int_eq(wrong, 0);
+    ck_assert_ptr_null(wp_dw_pltname(mod, (uintptr_t)&scope_target, buf, sizeof buf));
+    wp_dw_forget(d);
+    dwfl_end(d);
+}
+END_TEST
+#endif
+
 int main(void)
 {
     Suite *s = suite_create("dwscopes");
     TCase *tc = tcase_create("index");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_every_address);
+#if defined(__x86_64__)
+    tcase_add_test(tc, test_plt_stubs);
+#endif
     suite_add_tcase(s, tc);
     return wp_unit_run(s, 1);
 }
