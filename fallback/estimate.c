@@ -751,7 +751,8 @@ void wp_estimate_held_prepare(void)
         }
         w[n++] = (struct wp_hw){(uint32_t)(x - wp_hs), e->held, e->count};
     }
-    qsort(w, n, sizeof *w, wp_hw_cmp);
+    if (n > 1)
+        qsort(w, n, sizeof *w, wp_hw_cmp);
     /* Per category, from the longest time to the end down: the bucket at
      * which the weight above it and in it first exceeds the weight that
      * waits divides them, in the part of it that is still missing. */
@@ -779,8 +780,6 @@ void wp_estimate_held_prepare(void)
         i = j;
     }
     free(w);
-    /* Slots with a share but no held samples decide nothing: the minimum
-     * rule would not be asked either. */
     wp_hs_ready = 1;
 }
 
