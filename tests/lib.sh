@@ -181,8 +181,9 @@ wp_waits_matched() {
 # rank.R.waits file: the rows whose site is the function SITE (the site
 # column reads "SITE (file:line)", or "SITE < caller ..." with call paths)
 # and whose function and pattern columns match, printed as
-# "wait_s matched method ci_s" (wait and interval summed and in seconds,
-# matched summed, method the rows' common one, "mixed" if they differ).
+# "wait_s matched method ci_s time_s" (wait, interval and time summed and in
+# seconds, matched summed, method the rows' common one, "mixed" if they
+# differ).
 # Columns are found by name as in wp_waits_sum.  Fails with status 2 for the
 # format or a missing column, 3 when no row matches.
 wp_waits_site() {
@@ -190,40 +191,17 @@ wp_waits_site() {
         NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
         NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
                   if (!col["site"] || !col["function"] || !col["pattern"] || !col["wait_ns"] ||
-                      !col["matched"] || !col["method"] || !col["ci_ns"]) { bad = 2; exit }
+                      !col["matched"] || !col["method"] || !col["ci_ns"] || !col["time_ns"]) { bad = 2; exit }
                   next }
         $col["function"] == fn && $col["pattern"] == pat &&
         (substr($col["site"], 1, length(site) + 2) == site " (" ||
          substr($col["site"], 1, length(site) + 3) == site " < ") {
-            w += $col["wait_ns"]; m += $col["matched"]; ci += $col["ci_ns"]
+            w += $col["wait_ns"]; m += $col["matched"]; ci += $col["ci_ns"]; t += $col["time_ns"]
             how = rows++ && how != $col["method"] ? "mixed" : $col["method"] }
         END { if (bad) exit bad
               if (NR < 2) exit 2
               if (!rows) exit 3
-              printf "%.6f %d %s %.6f\n", w / 1e9, m, how, ci / 1e9 }' "$1"
-}
-
-# wp_waits_share FILE SITE FUNCTION PATTERN — the share of its time one
-# call site spent waiting by a rank.R.waits file: wait_ns over time_ns of
-# the rows wp_waits_site would sum, printed with three decimals.  Fails like
-# wp_waits_site (status 2 for the format or a missing column, 3 when no row
-# matches), and with status 4 when their time is zero.
-wp_waits_share() {
-    awk -F '\t' -v site="$2" -v fn="$3" -v pat="$4" '
-        NR == 1 { if ($0 != "# waitprof-waits 1") { bad = 2; exit } next }
-        NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i
-                  if (!col["site"] || !col["function"] || !col["pattern"] || !col["wait_ns"] ||
-                      !col["time_ns"]) { bad = 2; exit }
-                  next }
-        $col["function"] == fn && $col["pattern"] == pat &&
-        (substr($col["site"], 1, length(site) + 2) == site " (" ||
-         substr($col["site"], 1, length(site) + 3) == site " < ") {
-            w += $col["wait_ns"]; t += $col["time_ns"]; rows++ }
-        END { if (bad) exit bad
-              if (NR < 2) exit 2
-              if (!rows) exit 3
-              if (t <= 0) exit 4
-              printf "%.3f\n", w / t }' "$1"
+              printf "%.6f %d %s %.6f %.6f\n", w / 1e9, m, how, ci / 1e9, t / 1e9 }' "$1"
 }
 
 # wp_check_waits NP DIR STDOUT NTRUTH [soft] — check a run's wait-state

@@ -60,10 +60,12 @@ agree() (
     stall=$(wp_folded sum "$out/rank.0.folded" --state MPI-Stall --path ';measured;MPI_Recv$')
     work=$(wp_folded sum "$out/rank.0.folded" --state MPI-Work --path ';measured;MPI_Recv$')
     [ "$((stall + work))" -ge 20 ] || wp_fail "arrived: only $((stall + work)) samples in MPI_Recv"
-    table=$(wp_waits_share "$out/rank.0.waits" measured MPI_Recv late_sender) ||
+    fig=$(wp_waits_site "$out/rank.0.waits" measured MPI_Recv late_sender) ||
         wp_fail "arrived: no late_sender row of MPI_Recv at measured in rank.0.waits"
-    [ "$(wp_waits_matched "$out/rank.0.waits" MPI_Recv late_sender)" = 0 ] ||
-        wp_fail "arrived: instances matched with WAITPROF_MATCH=0"
+    set -- $fig
+    [ "$2" = 0 ] || wp_fail "arrived: $2 instances matched with WAITPROF_MATCH=0"
+    wp_ge "$5" 0.000001 || wp_fail "arrived: no time in the measured MPI_Recv row"
+    table=$(wp_calc "$1 / $5")
     share=$(wp_calc "$stall / ($stall + $work)")
     wp_check_between "arrived, matching off: sampled MPI-Stall share in MPI_Recv ($stall of $((stall + work)))" \
         "$share" "$(wp_calc "$table - 0.08")" "$(wp_calc "$table + 0.03")"
