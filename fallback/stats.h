@@ -62,17 +62,63 @@ const char *wp_role_name(int role);
 
 /* Remember / look up / forget the kind of a request (normal context only).
  * wp_req_kind() returns 0 when the request is not known; with forget, a
- * non-persistent entry is removed (the caller completes the request). */
+ * non-persistent entry is removed (the caller completes the request).
+ * The wrappers call the inline wp_req_put_in() and wp_req_kind_in(), which
+ * settle the usual case, a recycled handle in its own way, and call these
+ * for the rest. */
 void wp_req_put(uintptr_t key, int kind, int persistent);
 int wp_req_kind(uintptr_t key, int forget);
 void wp_req_forget(uintptr_t key);
-/* The table's shape (fallback/stats.c): WP_REQ_SETS sets of WP_REQ_WAYS
- * handles; key's set. */
+/* The table (fallback/stats.c): WP_REQ_SETS sets of WP_REQ_WAYS handles,
+ * so a lookup reads one set (the keys fill one cache line); key's set,
+ * and its own way in the set, where a put places it when that way is free
+ * (wp_req_put).  MPICH and Open MPI recycle request handles, so a handle's
+ * next request then finds its entry in one comparison. */
 #define WP_REQ_WAYS 8
 #define WP_REQ_SETS 512
+struct wp_req_set {
+    uintptr_t key[WP_REQ_WAYS];
+    uint8_t kind[WP_REQ_WAYS];
+    uint8_t next;
+};
 static inline uint32_t wp_req_set_index(uintptr_t key)
 {
     return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 55) & (WP_REQ_SETS - 1);
+}
+static inline uint32_t wp_req_way(uintptr_t key)
+{
+    return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 52) & (WP_REQ_WAYS - 1);
+}
+/* key's entry when it is in its own way, else NULL (also without a
+ * table or for the null handle, key 0). */
+static inline __attribute__((always_inline)) struct wp_req_set *wp_req_own(uintptr_t key, uint32_t *way)
+{
+    struct wp_req_set *t = wp_self.table[WP_TABLE_REQS];
+    if (__builtin_expect(t == NULL || key == 0, 0))
+        return NULL;
+    struct wp_req_set *s = &t[wp_req_set_index(key)];
+    *way = wp_req_way(key);
+    return s->key[*way] == key ? s : NULL;
+}
+static inline __attribute__((always_inline)) void wp_req_put_in(uintptr_t key, int kind, int persistent)
+{
+    uint32_t w;
+    struct wp_req_set *s = wp_req_own(key, &w);
+    if (__builtin_expect(s != NULL, 1))
+        s->kind[w] = (uint8_t)(kind | (persistent ? WP_RK_PERSISTENT : 0));
+    else
+        wp_req_put(key, kind, persistent);
+}
+static inline __attribute__((always_inline)) int wp_req_kind_in(uintptr_t key, int forget)
+{
+    uint32_t w;
+    struct wp_req_set *s = wp_req_own(key, &w);
+    if (__builtin_expect(s == NULL, 0))
+        return wp_req_kind(key, forget);
+    int k = s->kind[w];
+    if (forget && !(k & WP_RK_PERSISTENT))
+        s->kind[w] = 0;
+    return k & ~WP_RK_PERSISTENT;
 }
 
 /* The kind recorded for a completion call, from the bit set (1 << kind) of

@@ -618,7 +618,7 @@ def c_body(name, cname, cls, opts, decls, names, lean):
     elif req and req != "free":
         kind = req_kind_expr(req, names, lambda r, c: "wp_role(%s, %s)" % (names[r], names[c]))
         out.append("    if (wp_t && wp_rc == MPI_SUCCESS)")
-        out.append("        wp_req_put(wp_req_key(*%s), %s, %d);" % (names[rq], kind, int("persist" in opts)))
+        out.append("        wp_req_put_in(wp_req_key(*%s), %s, %d);" % (names[rq], kind, int("persist" in opts)))
     if lean:
         pass
     elif cls in RECORDED:

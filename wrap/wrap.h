@@ -697,7 +697,7 @@ static inline int wp_req_kinds(const MPI_Request *reqs, long n, int forget, int 
     for (long i = 0; i < n; i++) {
         uintptr_t k = wp_req_key(reqs[i]);
         if (k)
-            mask |= 1u << wp_req_kind(k, forget);
+            mask |= 1u << wp_req_kind_in(k, forget);
     }
     *known = !(mask & 1u) && !__atomic_load_n(&wp_errors_may_return, __ATOMIC_RELAXED);
     return wp_req_combine(mask);
@@ -712,7 +712,7 @@ static inline int wp_freq_kinds(const void *freqs, const void *count, int forget
     for (long i = 0; i < n; i++) {
         uintptr_t k = wp_freq_key(&r[i]);
         if (k)
-            mask |= 1u << wp_req_kind(k, forget);
+            mask |= 1u << wp_req_kind_in(k, forget);
     }
     *known = !(mask & 1u) && !__atomic_load_n(&wp_errors_may_return, __ATOMIC_RELAXED);
     return wp_req_combine(mask);

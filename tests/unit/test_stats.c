@@ -336,6 +336,42 @@ START_TEST(test_req_table_completed)
 }
 END_TEST
 
+/* A new key takes its own way of its set when that is free, where the
+ * wrappers' inline test finds it (wp_req_put_in, wp_req_kind_in); a key
+ * whose own way is taken lives elsewhere in the set, and both the inline
+ * and the out-of-line calls find it there, once. */
+START_TEST(test_req_table_own_way)
+{
+    uintptr_t a = 0, b = 0, c = 0;
+    for (uintptr_t k = 0x55550000u; c == 0; k += 8) {
+        if (a == 0)
+            a = k;
+        else if (wp_req_set_index(k) == wp_req_set_index(a) && wp_req_way(k) == wp_req_way(a))
+            b == 0 ? (b = k) : (c = k);
+    }
+    uint32_t w;
+    wp_req_put_in(a, WP_RK_RECV, 0);
+    ck_assert_ptr_nonnull(wp_req_own(a, &w)); /* in its own way */
+    wp_req_put_in(b, WP_RK_SEND, 0);
+    ck_assert_ptr_null(wp_req_own(b, &w)); /* a holds the way */
+    ck_assert_int_eq(wp_req_kind_in(a, 0), WP_RK_RECV);
+    ck_assert_int_eq(wp_req_kind_in(b, 0), WP_RK_SEND);
+    /* a completes; b's handle comes back: updated where it is, not copied
+     * into the way a left free. */
+    ck_assert_int_eq(wp_req_kind_in(a, 1), WP_RK_RECV);
+    wp_req_put_in(b, WP_RK_NXN, 0);
+    ck_assert_ptr_null(wp_req_own(b, &w));
+    ck_assert_int_eq(wp_req_kind_in(b, 1), WP_RK_NXN);
+    ck_assert_int_eq(wp_req_kind_in(b, 0), 0); /* forgotten: no stale copy */
+    /* A new key of the same way takes the way a left free. */
+    wp_req_put_in(c, WP_RK_SEND, 1);
+    ck_assert_ptr_nonnull(wp_req_own(c, &w));
+    ck_assert_int_eq(wp_req_kind_in(c, 1), WP_RK_SEND); /* persistent: kept */
+    ck_assert_int_eq(wp_req_kind(c, 0), WP_RK_SEND);
+    ck_assert_int_eq(wp_req_kind_in(a, 0), 0);
+}
+END_TEST
+
 START_TEST(test_patterns)
 {
     int g;
@@ -439,6 +475,7 @@ int main(void)
     tcase_add_test(tc, test_req_combine);
     tcase_add_test(tc, test_req_table);
     tcase_add_test(tc, test_req_table_completed);
+    tcase_add_test(tc, test_req_table_own_way);
     tcase_add_test(tc, test_calls_from_categories);
     suite_add_tcase(s, tc);
     return wp_unit_run(s, 1);
