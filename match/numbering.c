@@ -85,7 +85,8 @@ struct wp_mcache *wp_match_cache_fill(struct wp_mcache *c, struct wp_mcomm *mc, 
     }
     /* next 0: the slot's first number is evaluated, whatever an earlier
      * channel of the slot left. */
-    *c = (struct wp_mcache){.mc = mc, .peer = dir ? src : dst, .tag = tag, .chan = ch, .count = n, .next = 0};
+    *c = (struct wp_mcache){
+        .mc = mc, .comm = mc->handle, .peer = dir ? src : dst, .tag = tag, .chan = ch, .count = n, .next = 0};
     return c;
 }
 

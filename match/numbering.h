@@ -94,6 +94,7 @@ extern int wp_match_serial;
 #define WP_MCACHE_LOG2 3
 struct wp_mcache {
     const struct wp_mcomm *mc;
+    MPI_Comm comm; /* mc's handle, for the receive's fast form (wp_match_recv_unchosen) */
     int peer, tag;
     uint64_t chan;
     atomic_uint_fast64_t *count;
@@ -322,18 +323,26 @@ WP_MATCH_HOT int wp_match_pre_recv(struct wp_mpre *p, int depth, int source, int
  * 0, with nothing numbered, where wp_match_pre_recv would time the call:
  * the channel's next number may be chosen (it reached the slot's next,
  * which is mostly the channel's next chosen number), or the receive is
- * not numbered before its call.  Peeking at the counter first is what
- * lets a receive that must be timed go to the full form with no number
- * taken, which then numbers it itself; with several threads calling MPI,
- * the number is taken by compare-and-swap, so that another thread's
- * number in between is seen before this one takes its own. */
-WP_MATCH_HOT int wp_match_recv_unchosen(int depth, int source, int tag, MPI_Comm comm)
+ * not numbered before its call (matching off, a wildcard source or tag);
+ * also where the thread's cache slot holds another channel, or the
+ * communicator's handle now names another communicator (its descriptor
+ * is dead), so that this makes no call: the fast form then keeps no
+ * register across its work before the receive, and the full form
+ * numbers the receive itself, filling the slot.  The caller is not
+ * nested in an MPI call (wp_fast_thread).  Peeking at the counter first
+ * is what lets a receive that must be timed go to the full form with no
+ * number taken; with several threads calling MPI, the number is taken by
+ * compare-and-swap, so that another thread's number in between is seen
+ * before this one takes its own. */
+WP_MATCH_HOT int wp_match_recv_unchosen(int source, int tag, MPI_Comm comm)
 {
-    if (wp_match_recv_not_before(depth, source, tag))
+    if (!wp_match_on || source < 0 || tag == MPI_ANY_TAG)
         return 0;
-    struct wp_mcomm *mc = wp_match_comm(comm);
-    struct wp_mcache *ch = mc ? wp_match_slot(mc, source, mc->rank, tag, 1) : NULL;
-    if (ch == NULL)
+    struct wp_mcache *ch =
+        &wp_mcache[1][((uint32_t)source * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
+    if (__builtin_expect(ch->comm != comm || ch->peer != source || ch->tag != tag || ch->mc == NULL, 0))
+        return 0;
+    if (comm != MPI_COMM_WORLD && __atomic_load_n(&ch->mc->dead, __ATOMIC_RELAXED))
         return 0;
     uint64_t n = atomic_load_explicit(ch->count, memory_order_relaxed);
     if (__builtin_expect(n >= ch->next, 0))

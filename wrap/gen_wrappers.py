@@ -699,14 +699,15 @@ def fast_send(name, cname, cls, opts, names):
             [names[size[0]], names[size[1]], names[d], names[c]] != list(TRAFFIC_SEND)):
         sys.exit("%s: a blocking send the fast form does not cover (wrap/gen_wrappers.py, fast_send)" % cname)
     args = ", ".join(names)
-    return ["    if (!wp_send_fast(WP_FN_%s, %s, %s, %s, %s, %s, wp_call_site))" % (
+    return ["    uintptr_t wp_site = WP_FAST_SITE;",
+            "    if (!wp_send_fast(WP_FN_%s, %s, %s, %s, %s, %s, wp_site))" % (
                 name, names[size[0]], names[size[1]], names[d], names[t], names[c]),
-            "        return wp_full_%s(%s);" % (cname, args),
-            "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, 0);" % name,
+            "        return WP_FAST_HANDOVER(wp_site), wp_full_%s(%s);" % (cname, args),
+            "    wp_thread_t *wp_t = wp_enter_fast(WP_FN_%s);" % name,
             "    int wp_rc = P%s(%s);" % (cname, args),
-            "    if (wp_t && wp_rc == MPI_SUCCESS)",
+            "    if (wp_rc == MPI_SUCCESS)",
             "        wp_sent_fast(wp_t, WP_FN_%s, %d);" % (name, lr),
-            "    wp_leave(wp_t);",
+            "    wp_leave_fast(wp_t);",
             "    return wp_rc;"]
 
 
@@ -725,14 +726,14 @@ def fast_recv(name, cname, cls, opts, names):
             ["count", "datatype", "source", "comm", "status"]):
         sys.exit("%s: a blocking receive the fast form does not cover (wrap/gen_wrappers.py, fast_recv)" % cname)
     args = ", ".join(names)
-    body = ["    if (!wp_recv_fast(WP_FN_%s, %s, %s, wp_call_site) ||" % (name, names[size[0]], names[size[1]]),
+    body = ["    uintptr_t wp_site = WP_FAST_SITE;",
+            "    if (!wp_recv_fast(WP_FN_%s, %s, %s, wp_site) ||" % (name, names[size[0]], names[size[1]]),
             "        !wp_recv_fast_number(WP_FN_%s, %s, %s, %s))" % (name, names[s_], names[t], names[c]),
-            "        return wp_full_%s(%s);" % (cname, args),
-            "    wp_thread_t *wp_t = wp_enter(WP_FN_%s, 0);" % name,
+            "        return WP_FAST_HANDOVER(wp_site), wp_full_%s(%s);" % (cname, args),
+            "    wp_thread_t *wp_t = wp_enter_fast(WP_FN_%s);" % name,
             "    int wp_rc = wp_src_recv_fast(WP_FN_%s, %s);" % (name, args),
-            "    if (wp_t)",
-            "        wp_recvd_fast(wp_t, WP_FN_%s, wp_rc);" % name,
-            "    wp_leave(wp_t);",
+            "    wp_recvd_fast(wp_t, WP_FN_%s, wp_rc);" % name,
+            "    wp_leave_fast(wp_t);",
             "    return wp_rc;"]
     return body
 
@@ -746,7 +747,9 @@ def gen_c(name, cname, cls, opts, params):
     the rest of the lean path).  The jumps are tail calls with the same
     arguments; the program's call site, which the full form records, is
     handed over in wp_call_site (wrap/wrap.h), so it stays right where the
-    compiler makes real calls of them (-O0)."""
+    compiler makes real calls of them (-O0).  The fast forms of blocking
+    sends and receives read it from their return address where configure
+    found the jumps to be tail calls (WP_FAST_SITE)."""
     decls, names, variadic = name_params(params)
     params_s = ", ".join(decls) or "void"
     full = c_body(name, cname, cls, opts, decls, names, False)
@@ -781,7 +784,7 @@ def gen_c(name, cname, cls, opts, params):
         # cost the ping-pong about 1 ns more per one-way trip.
         out[:0] = (["WP_WRAP_FORM int wp_full_%s(%s);" % (cname, params_s), "",
                     "WP_WRAP_FORM int wp_fast_%s(%s)" % (cname, params_s), "{"] + fast + ["}", ""])
-        out += ["    wp_call_site = WP_CALL_SITE;",
+        out += ["    WP_FAST_ENTRY_SITE();",
                 "    return wp_fast_%s(%s);" % (cname, args)]
     else:
         if site:

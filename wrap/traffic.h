@@ -82,16 +82,22 @@ static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uin
 /* A receive whose caller knows the source (source >= 0) and the matrix
  * off (wp_mx NULL), as a receive counted before its call does (wrap/wrap.h,
  * wp_count_before): only the table is left to test. */
+/* The table's count of a receive, for a caller that found the table
+ * (wrap/wrap.h, wp_recv_fast). */
+static inline __attribute__((always_inline)) void wp_traffic_recv_table(int fn, uint64_t bytes)
+{
+    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
+    t->fn[fn].bytes_recv += bytes;
+    t->fn[fn].req_recv++;
+}
 static inline __attribute__((always_inline)) void wp_traffic_recv_known(int fn, uint64_t bytes, int source,
                                                                         MPI_Comm comm, uint64_t dur)
 {
-    struct wp_traffic_table *t = wp_self.table[WP_TABLE_TRAFFIC];
-    if (__builtin_expect(t == NULL, 0)) {
+    if (__builtin_expect(wp_self.table[WP_TABLE_TRAFFIC] == NULL, 0)) {
         wp_traffic_recv(fn, bytes, source, comm, dur);
         return;
     }
-    t->fn[fn].bytes_recv += bytes;
-    t->fn[fn].req_recv++;
+    wp_traffic_recv_table(fn, bytes);
 }
 static inline __attribute__((always_inline)) void wp_traffic_recv_in(int fn, uint64_t bytes, int source, MPI_Comm comm,
                                                                      uint64_t dur)

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "config.h"
 #include "fallback/estimate.h"
 #include "fallback/stats.h"
 #include "match/match.h"
@@ -249,6 +250,45 @@ static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
     t->depth = 0;
 }
 
+/* The fast forms of blocking sends and receives (wp_send_fast,
+ * wp_recv_fast) take their path only for a thread at depth 0 with no
+ * counter split (wp_fast_thread), and then enter and leave by these, which
+ * test neither again: nested calls and the split go to the full form.  The
+ * split is set at MPI_Init, before a fast form can run, and only cleared
+ * after (sampler/sampler.c), so a call that found it clear finds it clear
+ * at its end.  So a fast form's work before its call makes no call, and
+ * GCC keeps the arguments in their registers instead of saving registers
+ * that must be restored after the call, on the path of the reply the
+ * program waits for. */
+static inline __attribute__((always_inline)) int wp_fast_thread(void)
+{
+    return (wp_self.depth | __atomic_load_n(&wp_ctr_split, __ATOMIC_RELAXED)) == 0;
+}
+static inline __attribute__((always_inline)) wp_thread_t *wp_enter_fast(int fn)
+{
+    wp_thread_t *t = &wp_self;
+    t->call_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    t->call_pc = wp_here();
+    atomic_signal_fence(memory_order_release);
+    t->depth = 1;
+    t->fn = fn;
+    atomic_signal_fence(memory_order_release);
+    t->state = WAITPROF_STATE_WORK;
+    return t;
+}
+static inline __attribute__((always_inline)) void wp_leave_fast(wp_thread_t *t)
+{
+    t->state = WAITPROF_STATE_NOT_IN_MPI;
+    atomic_signal_fence(memory_order_release);
+    if (__builtin_expect(t->has_pending, 0))
+        wp_sampler_settle(t, 0);
+    if (__builtin_expect(t->src_seen, 0))
+        wp_src_leave(t);
+    t->fn = 0;
+    t->enter_ticks = 0;
+    t->depth = 0;
+}
+
 /* The record for the per-call bookkeeping (estimator, request kinds, traffic):
  * the outermost call's, except in lean mode. */
 static inline wp_thread_t *wp_recorder(wp_thread_t *t)
@@ -266,6 +306,24 @@ static inline wp_thread_t *wp_recorder(wp_thread_t *t)
  * to (wrap/gen_wrappers.py), which reads it before anything else can
  * overwrite it: no MPI call, so no other wrapper, comes in between. */
 extern __thread uintptr_t wp_call_site __attribute__((tls_model("initial-exec")));
+
+/* The fast forms of blocking sends and receives (wp_send_fast,
+ * wp_recv_fast) take the call site from their own return address where
+ * the compiler makes the exported wrapper's jump to them a tail call
+ * (configure's WP_SIBCALL_SITE: -O2 and above): that is the program's
+ * call site, with no store and load of wp_call_site on the path of a
+ * ping-pong's message.  They hand it over in wp_call_site only when they
+ * go on to the full form.  Elsewhere the exported wrapper hands it over,
+ * as for every other form. */
+#if defined(WP_SIBCALL_SITE) && WP_SIBCALL_SITE
+#define WP_FAST_SITE WP_CALL_SITE
+#define WP_FAST_HANDOVER(site) (wp_call_site = (site))
+#define WP_FAST_ENTRY_SITE() ((void)0)
+#else
+#define WP_FAST_SITE wp_call_site
+#define WP_FAST_HANDOVER(site) ((void)(site))
+#define WP_FAST_ENTRY_SITE() (wp_call_site = WP_CALL_SITE)
+#endif
 
 /* The size of the datatype last asked about on this thread.  A handle may
  * be reused for another type after MPI_Type_free, so the entry also holds
@@ -502,8 +560,10 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
  * 1.5 ns on Open MPI (5 rounds; 0.8 in 12 rounds of the slower vCPU
  * placement), where the receive's fast form tested in the exported
  * wrapper had cost MPICH 1.0 to 1.9 ns (four invocations of 17 to 19
- * rounds; +0.1 in one of 13).  site is the program's call site (wp_call_site, which the
- * exported wrapper sets).  After the call the
+ * rounds; +0.1 in one of 13).  site is the program's call site
+ * (WP_FAST_SITE).  The test also asks for a thread at depth 0 without a
+ * counter split (wp_fast_thread), so that the form's work before its
+ * call makes no call.  After the call the
  * category and bytes are read again from the entry, and the channel from
  * wp_mlast, which only a wrapper at depth 0 of this thread writes
  * (wp_untimed_cat, numbering; a call nested in PMPI_Send has no record,
@@ -512,7 +572,7 @@ static inline __attribute__((always_inline)) struct wp_cat *wp_untimed_cat(int f
 static inline __attribute__((always_inline)) int wp_send_fast(int fn, long long count, MPI_Datatype dt, int dest,
                                                              int tag, MPI_Comm comm, uintptr_t site)
 {
-    return wp_match_send_unchosen(dest, tag, comm) &&
+    return wp_fast_thread() && wp_match_send_unchosen(dest, tag, comm) &&
            wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 
@@ -598,29 +658,35 @@ static inline __attribute__((always_inline)) void wp_count_after(wp_thread_t *t,
 
 /* The fast form of a blocking receive (wrap/gen_wrappers.py, wp_fast_<MPI
  * name>), as wp_send_fast for a send: the exported wrapper jumps to it,
- * and it tests the matrix off and the receive's untimed category in the
- * thread's cache (wp_recv_fast), then takes the receive's number if that
- * is not chosen (wp_recv_fast_number; match/numbering.h,
- * wp_match_recv_unchosen) and counts it (wp_count_before), enters,
- * receives and settles, keeping nothing across its call but its record
- * and result: after the call, on the path of the reply the program sends
- * next, that is all that is left.  A receive's work before its call runs
- * while it waits for its message.  A receive that must be timed (its
- * number may be chosen, it is not numbered before its call: a nested
- * call, matching off, a wildcard; or its category is not cached) jumps to
- * the full form with nothing taken, which numbers it itself.  Figures at
- * wp_send_fast. */
+ * and it tests the matrix off, the thread (wp_fast_thread), its traffic
+ * table and the receive's untimed category in the thread's cache
+ * (wp_recv_fast), then takes the receive's number if that is not chosen
+ * and its channel is in the thread's cache (wp_recv_fast_number;
+ * match/numbering.h, wp_match_recv_unchosen) and counts it as
+ * wp_count_before does, enters, receives and settles, keeping nothing
+ * across its call but its record and result: after the call, on the path
+ * of the reply the program sends next, that is all that is left.  A
+ * receive's work before its call runs while it waits for its message,
+ * and makes no call.  A receive that must be timed (its number may be
+ * chosen, it is not numbered before its call: a nested call, matching
+ * off, a wildcard; or its category or channel is not cached) jumps to the
+ * full form with nothing taken, which numbers it itself.  Figures at
+ * wp_send_fast and in doc/performance.md. */
 static inline __attribute__((always_inline)) int wp_recv_fast(int fn, long long count, MPI_Datatype dt,
                                                              uintptr_t site)
 {
-    return wp_mx == NULL && wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
+    return wp_mx == NULL && wp_fast_thread() && wp_self.table[WP_TABLE_TRAFFIC] != NULL &&
+           wp_untimed_hit(wp_ucache_of(fn), fn, count, dt, WP_ROLE_ANY, site);
 }
 static inline __attribute__((always_inline)) int wp_recv_fast_number(int fn, int source, int tag, MPI_Comm comm)
 {
-    if (__builtin_expect(!wp_match_recv_unchosen(wp_self.depth, source, tag, comm), 0))
+    if (__builtin_expect(!wp_match_recv_unchosen(source, tag, comm), 0))
         return 0;
+    /* wp_count_before, whose test of the traffic table wp_recv_fast made. */
     const struct wp_ucache *u = wp_ucache_of(fn);
-    wp_count_before(u->cat, fn, u->nb, source, comm);
+    wp_count_untimed(u->cat, 1);
+    wp_traffic_recv_table(fn, u->nb);
+    wp_mprev.chan = 0;
     return 1;
 }
 /* The fast receive form's call: through the source only as
