@@ -79,9 +79,6 @@ static inline __attribute__((always_inline)) void wp_traffic_send_in(int fn, uin
     }
     wp_traffic_send_add(fn, bytes);
 }
-/* A receive whose caller knows the source (source >= 0) and the matrix
- * off (wp_mx NULL), as a receive counted before its call does (wrap/wrap.h,
- * wp_count_before): only the table is left to test. */
 /* The table's count of a receive, for a caller that found the table
  * (wrap/wrap.h, wp_recv_fast). */
 static inline __attribute__((always_inline)) void wp_traffic_recv_table(int fn, uint64_t bytes)
@@ -90,6 +87,9 @@ static inline __attribute__((always_inline)) void wp_traffic_recv_table(int fn, 
     t->fn[fn].bytes_recv += bytes;
     t->fn[fn].req_recv++;
 }
+/* A receive whose caller knows the source (source >= 0) and the matrix
+ * off (wp_mx NULL), as a receive counted before its call does (wrap/wrap.h,
+ * wp_count_before): only the table is left to test. */
 static inline __attribute__((always_inline)) void wp_traffic_recv_known(int fn, uint64_t bytes, int source,
                                                                         MPI_Comm comm, uint64_t dur)
 {
