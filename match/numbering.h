@@ -132,11 +132,16 @@ extern __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec"
 /* The thread's cache slot of the channel of comm between src and dst
  * (ranks in mc) with tag, in direction dir, filled if it held another;
  * NULL when the channel is not numbered. */
+/* The thread's cache slot for (peer, tag) in direction dir, whichever
+ * channel it holds. */
+WP_MATCH_HOT struct wp_mcache *wp_mcache_of(int peer, int tag, int dir)
+{
+    return &wp_mcache[dir][((uint32_t)peer * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
+}
 WP_MATCH_HOT struct wp_mcache *wp_match_slot(struct wp_mcomm *mc, int src, int dst, int tag, int dir)
 {
     int peer = dir ? src : dst;
-    struct wp_mcache *c =
-        &wp_mcache[dir][((uint32_t)peer * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
+    struct wp_mcache *c = wp_mcache_of(peer, tag, dir);
     if (__builtin_expect(c->mc != mc || c->peer != peer || c->tag != tag, 0))
         c = wp_match_cache_fill(c, mc, src, dst, tag, dir);
     return c;
@@ -338,8 +343,7 @@ WP_MATCH_HOT int wp_match_recv_unchosen(int source, int tag, MPI_Comm comm)
 {
     if (!wp_match_on || source < 0 || tag == MPI_ANY_TAG)
         return 0;
-    struct wp_mcache *ch =
-        &wp_mcache[1][((uint32_t)source * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
+    struct wp_mcache *ch = wp_mcache_of(source, tag, 1);
     if (__builtin_expect(ch->comm != comm || ch->peer != source || ch->tag != tag || ch->mc == NULL, 0))
         return 0;
     if (comm != MPI_COMM_WORLD && __atomic_load_n(&ch->mc->dead, __ATOMIC_RELAXED))

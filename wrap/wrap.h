@@ -195,6 +195,44 @@ static inline __attribute__((always_inline)) uintptr_t wp_here(void)
 #endif
 }
 
+/* The entry of a call at depth 0, after wp_enter's tests (or a fast
+ * form's, wp_fast_thread). */
+static inline __attribute__((always_inline)) wp_thread_t *wp_enter_at(wp_thread_t *t, int fn, int timed)
+{
+    /* The wrapper's frame, for the sampler: a sample inside the call is
+     * unwound from here, not through the MPI library's frames, which the
+     * wrapper's frame stands for anyway (sampler/unwind.h).  Two stores and
+     * two address computations; written before depth says they are valid.
+     * Inlined, so the frame is the wrapper's. */
+    t->call_cfa = (uintptr_t)__builtin_dwarf_cfa();
+    t->call_pc = wp_here();
+    atomic_signal_fence(memory_order_release);
+    t->depth = 1;
+    t->fn = fn;
+    if (timed)
+        t->enter_ticks = wp_ticks();
+    /* The handler must never see Work with a stale function or time. */
+    atomic_signal_fence(memory_order_release);
+    t->state = WAITPROF_STATE_WORK;
+    return t;
+}
+/* The leaving of a call entered by wp_enter_at, after wp_leave's tests. */
+static inline __attribute__((always_inline)) void wp_leave_at(wp_thread_t *t)
+{
+    t->state = WAITPROF_STATE_NOT_IN_MPI;
+    atomic_signal_fence(memory_order_release);
+    /* Samples of a call that was not recorded (an error, or not a waiting
+     * call after all) are MPI-Work. */
+    if (__builtin_expect(t->has_pending, 0))
+        wp_sampler_settle(t, 0);
+    /* Release what the stall source saw this call await. */
+    if (__builtin_expect(t->src_seen, 0))
+        wp_src_leave(t);
+    t->fn = 0;
+    t->enter_ticks = 0;
+    t->depth = 0;
+}
+
 /* timed: read the clock (0 in lean mode; a constant in the C wrappers,
  * which have a lean and a full form).  Untimed, enter_ticks stays 0
  * (wp_leave() left it so) until the handler dates the call. */
@@ -210,21 +248,7 @@ static inline __attribute__((always_inline)) wp_thread_t *wp_enter(int fn, int t
      * duration leaves the read out.  One predicted branch otherwise. */
     if (__builtin_expect(wp_ctr_split, 0))
         wp_ctr_split_read(0);
-    /* The wrapper's frame, for the sampler: a sample inside the call is
-     * unwound from here, not through the MPI library's frames, which the
-     * wrapper's frame stands for anyway (sampler/unwind.h).  Two stores and
-     * two address computations; written before depth says they are valid. */
-    t->call_cfa = (uintptr_t)__builtin_dwarf_cfa();
-    t->call_pc = wp_here();
-    atomic_signal_fence(memory_order_release);
-    t->depth = 1;
-    t->fn = fn;
-    if (timed)
-        t->enter_ticks = wp_ticks();
-    /* The handler must never see Work with a stale function or time. */
-    atomic_signal_fence(memory_order_release);
-    t->state = WAITPROF_STATE_WORK;
-    return t;
+    return wp_enter_at(t, fn, timed);
 }
 
 static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
@@ -236,18 +260,7 @@ static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
     /* The counts since the entry's read were made inside the call. */
     if (__builtin_expect(wp_ctr_split, 0))
         wp_ctr_split_read(1);
-    t->state = WAITPROF_STATE_NOT_IN_MPI;
-    atomic_signal_fence(memory_order_release);
-    /* Samples of a call that was not recorded (an error, or not a waiting
-     * call after all) are MPI-Work. */
-    if (__builtin_expect(t->has_pending, 0))
-        wp_sampler_settle(t, 0);
-    /* Release what the stall source saw this call await. */
-    if (__builtin_expect(t->src_seen, 0))
-        wp_src_leave(t);
-    t->fn = 0;
-    t->enter_ticks = 0;
-    t->depth = 0;
+    wp_leave_at(t);
 }
 
 /* The fast forms of blocking sends and receives (wp_send_fast,
@@ -266,27 +279,11 @@ static inline __attribute__((always_inline)) int wp_fast_thread(void)
 }
 static inline __attribute__((always_inline)) wp_thread_t *wp_enter_fast(int fn)
 {
-    wp_thread_t *t = &wp_self;
-    t->call_cfa = (uintptr_t)__builtin_dwarf_cfa();
-    t->call_pc = wp_here();
-    atomic_signal_fence(memory_order_release);
-    t->depth = 1;
-    t->fn = fn;
-    atomic_signal_fence(memory_order_release);
-    t->state = WAITPROF_STATE_WORK;
-    return t;
+    return wp_enter_at(&wp_self, fn, 0);
 }
 static inline __attribute__((always_inline)) void wp_leave_fast(wp_thread_t *t)
 {
-    t->state = WAITPROF_STATE_NOT_IN_MPI;
-    atomic_signal_fence(memory_order_release);
-    if (__builtin_expect(t->has_pending, 0))
-        wp_sampler_settle(t, 0);
-    if (__builtin_expect(t->src_seen, 0))
-        wp_src_leave(t);
-    t->fn = 0;
-    t->enter_ticks = 0;
-    t->depth = 0;
+    wp_leave_at(t);
 }
 
 /* The record for the per-call bookkeeping (estimator, request kinds, traffic):
