@@ -129,15 +129,15 @@ struct wp_mprev {
 };
 extern __thread struct wp_mprev wp_mprev __attribute__((tls_model("initial-exec")));
 
-/* The thread's cache slot of the channel of comm between src and dst
- * (ranks in mc) with tag, in direction dir, filled if it held another;
- * NULL when the channel is not numbered. */
 /* The thread's cache slot for (peer, tag) in direction dir, whichever
  * channel it holds. */
 WP_MATCH_HOT struct wp_mcache *wp_mcache_of(int peer, int tag, int dir)
 {
     return &wp_mcache[dir][((uint32_t)peer * 0x9e3779b1u ^ (uint32_t)tag * 0x85ebca6bu) >> (32 - WP_MCACHE_LOG2)];
 }
+/* The thread's cache slot of the channel of comm between src and dst
+ * (ranks in mc) with tag, in direction dir, filled if it held another;
+ * NULL when the channel is not numbered. */
 WP_MATCH_HOT struct wp_mcache *wp_match_slot(struct wp_mcomm *mc, int src, int dst, int tag, int dir)
 {
     int peer = dir ? src : dst;

@@ -703,11 +703,11 @@ def fast_send(name, cname, cls, opts, names):
             "    if (!wp_send_fast(WP_FN_%s, %s, %s, %s, %s, %s, wp_site))" % (
                 name, names[size[0]], names[size[1]], names[d], names[t], names[c]),
             "        return WP_FAST_HANDOVER(wp_site), wp_full_%s(%s);" % (cname, args),
-            "    wp_thread_t *wp_t = wp_enter_fast(WP_FN_%s);" % name,
+            "    wp_thread_t *wp_t = wp_enter_at(&wp_self, WP_FN_%s, 0);" % name,
             "    int wp_rc = P%s(%s);" % (cname, args),
             "    if (wp_rc == MPI_SUCCESS)",
             "        wp_sent_fast(wp_t, WP_FN_%s, %d);" % (name, lr),
-            "    wp_leave_fast(wp_t);",
+            "    wp_leave_at(wp_t);",
             "    return wp_rc;"]
 
 
@@ -730,10 +730,10 @@ def fast_recv(name, cname, cls, opts, names):
             "    if (!wp_recv_fast(WP_FN_%s, %s, %s, wp_site) ||" % (name, names[size[0]], names[size[1]]),
             "        !wp_recv_fast_number(WP_FN_%s, %s, %s, %s))" % (name, names[s_], names[t], names[c]),
             "        return WP_FAST_HANDOVER(wp_site), wp_full_%s(%s);" % (cname, args),
-            "    wp_thread_t *wp_t = wp_enter_fast(WP_FN_%s);" % name,
+            "    wp_thread_t *wp_t = wp_enter_at(&wp_self, WP_FN_%s, 0);" % name,
             "    int wp_rc = wp_src_recv_fast(WP_FN_%s, %s);" % (name, args),
             "    wp_recvd_fast(wp_t, WP_FN_%s, wp_rc);" % name,
-            "    wp_leave_fast(wp_t);",
+            "    wp_leave_at(wp_t);",
             "    return wp_rc;"]
     return body
 

@@ -265,8 +265,9 @@ static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
 
 /* The fast forms of blocking sends and receives (wp_send_fast,
  * wp_recv_fast) take their path only for a thread at depth 0 with no
- * counter split (wp_fast_thread), and then enter and leave by these, which
- * test neither again: nested calls and the split go to the full form.  The
+ * counter split (wp_fast_thread), and then enter and leave by
+ * wp_enter_at(&wp_self, fn, 0) and wp_leave_at, which test neither
+ * again: nested calls and the split go to the full form.  The
  * split is set at MPI_Init, before a fast form can run, and only cleared
  * after (sampler/sampler.c), so a call that found it clear finds it clear
  * at its end.  So a fast form's work before its call makes no call, and
@@ -276,14 +277,6 @@ static inline __attribute__((always_inline)) void wp_leave(wp_thread_t *t)
 static inline __attribute__((always_inline)) int wp_fast_thread(void)
 {
     return (wp_self.depth | __atomic_load_n(&wp_ctr_split, __ATOMIC_RELAXED)) == 0;
-}
-static inline __attribute__((always_inline)) wp_thread_t *wp_enter_fast(int fn)
-{
-    return wp_enter_at(&wp_self, fn, 0);
-}
-static inline __attribute__((always_inline)) void wp_leave_fast(wp_thread_t *t)
-{
-    wp_leave_at(t);
 }
 
 /* The record for the per-call bookkeeping (estimator, request kinds, traffic):
