@@ -11,8 +11,9 @@
 #          the in-run added ns per one-way trip) or poll_cost
 #          (bench/poll_cost.c 200000 9 world, 1 rank: test_added_ns,
 #          testany_added_ns, iprobe_added_ns, isendrecv_added_ns)
-#   LIB    a libwaitprof.so, "default" (BUILD_DIR's) or "lean" (BUILD_DIR's
-#          with WAITPROF_LEAN=1)
+#   LIB    a libwaitprof.so, "default" (BUILD_DIR's), "lean" (BUILD_DIR's
+#          with WAITPROF_LEAN=1) or lean:PATH (that library with
+#          WAITPROF_LEAN=1)
 # Each round runs every NAME once, in an order that rotates between rounds,
 # with WAITPROF_HZ=1.  Output: each run's figures, then for every NAME but
 # the first the median over rounds of its figure minus the first NAME's
@@ -48,7 +49,7 @@ for spec in "$@"; do
     lib=${spec#*=}
     case $lib in
     default | lean) [ -r "$WP_LIB" ] || { echo "bench/pairs.sh: $WP_LIB not found; run make in $BUILD first" >&2; exit 2; } ;;
-    *) [ -r "$lib" ] || { echo "bench/pairs.sh: $lib not found" >&2; exit 2; } ;;
+    *) [ -r "${lib#lean:}" ] || { echo "bench/pairs.sh: ${lib#lean:} not found" >&2; exit 2; } ;;
     esac
 done
 out=$(mktemp -d)
@@ -65,6 +66,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         case $lib in
         default) lib=$WP_LIB ;;
         lean) lib=$WP_LIB lean=1 ;;
+        lean:*) lib=${lib#lean:} lean=1 ;;
         esac
         rm -rf "$out/wp"
         line=$(
