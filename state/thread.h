@@ -43,9 +43,19 @@ typedef struct wp_thread {
                                     * becomes 1 (wrap/wrap.h); the handler unwinds
                                     * from there while depth > 0 */
     struct wp_slot *slot;          /* registry slot when sampled, else NULL */
-    volatile int has_pending;      /* the handler holds samples of the current call */
-    volatile int src_seen;         /* a runtime stall source classifies the current
-                                    * call (mpit/source.h); set by this thread only */
+    /* What a call's leaving may have to do, in one word, so that the
+     * common leaving tests both with one load (wrap/wrap.h, wp_leave_at).
+     * Reading a union member other than the one last stored reads the
+     * same bytes (C11 6.5.2.3); the word is aligned, and only this
+     * thread, or its own signal handler, stores to it. */
+    union {
+        struct {
+            volatile int has_pending; /* the handler holds samples of the current call */
+            volatile int src_seen;    /* a runtime stall source classifies the current
+                                       * call (mpit/source.h); set by this thread only */
+        };
+        volatile uint64_t leave_work;
+    };
     volatile int unwinding;        /* a wrapper is inside unw_backtrace (fallback/stats.c,
                                     * call paths): the handler must not use libunwind's
                                     * per-thread trace cache meanwhile */

@@ -216,18 +216,26 @@ static inline __attribute__((always_inline)) wp_thread_t *wp_enter_at(wp_thread_
     t->state = WAITPROF_STATE_WORK;
     return t;
 }
+/* The rare part of a call's leaving.  Samples of a call that was not
+ * recorded (an error, or not a waiting call after all) are MPI-Work;
+ * then what the stall source saw this call await is released.  Out of
+ * line, so that the common leaving keeps no registers for it. */
+static __attribute__((noinline, cold)) void wp_leave_work(wp_thread_t *t)
+{
+    if (t->has_pending)
+        wp_sampler_settle(t, 0);
+    if (t->src_seen)
+        wp_src_leave(t);
+}
 /* The leaving of a call entered by wp_enter_at, after wp_leave's tests. */
 static inline __attribute__((always_inline)) void wp_leave_at(wp_thread_t *t)
 {
     t->state = WAITPROF_STATE_NOT_IN_MPI;
     atomic_signal_fence(memory_order_release);
-    /* Samples of a call that was not recorded (an error, or not a waiting
-     * call after all) are MPI-Work. */
-    if (__builtin_expect(t->has_pending, 0))
-        wp_sampler_settle(t, 0);
-    /* Release what the stall source saw this call await. */
-    if (__builtin_expect(t->src_seen, 0))
-        wp_src_leave(t);
+    /* One test for both (state/thread.h, leave_work): most calls have
+     * neither. */
+    if (__builtin_expect(t->leave_work != 0, 0))
+        wp_leave_work(t);
     t->fn = 0;
     t->enter_ticks = 0;
     t->depth = 0;
