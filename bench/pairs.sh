@@ -13,7 +13,8 @@
 #          testany_added_ns, iprobe_added_ns, isendrecv_added_ns)
 #   LIB    a libwaitprof.so, "default" (BUILD_DIR's), "lean" (BUILD_DIR's
 #          with WAITPROF_LEAN=1) or lean:PATH (that library with
-#          WAITPROF_LEAN=1)
+#          WAITPROF_LEAN=1), optionally followed by ,VAR=VALUE settings for
+#          that NAME's runs (default,WAITPROF_MATCH=65536)
 # Each round runs every NAME once, in an order that rotates between rounds,
 # with WAITPROF_HZ=1.  Output: each run's figures, then for every NAME but
 # the first the median over rounds of its figure minus the first NAME's
@@ -47,6 +48,7 @@ mkdir -p "$BIN"
 $MPICC -std=c11 -O2 -g -Wall -Wextra -o "$BIN/$BENCH" "$SRC/$BENCH.c" -lm
 for spec in "$@"; do
     lib=${spec#*=}
+    lib=${lib%%,*}
     case $lib in
     default | lean) [ -r "$WP_LIB" ] || { echo "bench/pairs.sh: $WP_LIB not found; run make in $BUILD first" >&2; exit 2; } ;;
     *) [ -r "${lib#lean:}" ] || { echo "bench/pairs.sh: ${lib#lean:} not found" >&2; exit 2; } ;;
@@ -62,7 +64,8 @@ while [ "$r" -le "$ROUNDS" ]; do
         # The spec at position (i + r) mod n: the order rotates.
         shift_by=$(((i + r) % n))
         spec=$(printf '%s\n' "$@" | sed -n "$((shift_by + 1))p")
-        name=${spec%%=*} lib=${spec#*=} lean=
+        name=${spec%%=*} lib=${spec#*=} lean= extra=
+        case $lib in *,*) extra=${lib#*,} lib=${lib%%,*} ;; esac
         case $lib in
         default) lib=$WP_LIB ;;
         lean) lib=$WP_LIB lean=1 ;;
@@ -72,6 +75,7 @@ while [ "$r" -le "$ROUNDS" ]; do
         line=$(
             [ -n "$lean" ] && export WAITPROF_LEAN=1
             export WAITPROF_LIB="$lib" WAITPROF_HZ=1 WAITPROF_QUIET=1 WAITPROF_OUT="$out/wp"
+            for a in $(printf '%s' "$extra" | tr ',' ' '); do export "$a"; done
             bench_mpirun "$NP" "$WP_LAUNCHER" "$BIN/$BENCH" $ARGS 2>&1 | grep "^$BENCH " | head -n 1
         ) || true
         [ -n "$line" ] || { echo "bench/pairs.sh: round $r, $name: no result line" >&2; exit 1; }
