@@ -732,8 +732,7 @@ def fast_recv(name, cname, cls, opts, names):
             "        return WP_FAST_HANDOVER(wp_site), wp_full_%s(%s);" % (cname, args),
             "    wp_thread_t *wp_t = wp_enter_at(&wp_self, WP_FN_%s, 0);" % name,
             "    int wp_rc = wp_src_recv_fast(WP_FN_%s, %s);" % (name, args),
-            "    wp_recvd_fast(wp_t, WP_FN_%s, wp_rc);" % name,
-            "    wp_leave_at(wp_t);",
+            "    wp_recvd_leave(wp_t, WP_FN_%s, wp_rc);" % name,
             "    return wp_rc;"]
     return body
 

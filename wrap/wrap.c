@@ -55,6 +55,26 @@ void wp_sent_fast(wp_thread_t *t, int fn, int lr)
         wp_sent_number(t, lr);
 }
 
+void wp_leave_work(wp_thread_t *t)
+{
+    if (t->has_pending)
+        wp_sampler_settle(t, 0);
+    if (t->src_seen)
+        wp_src_leave(t);
+}
+
+/* wrap/wrap.h, wp_recvd_leave: a successful call's samples are settled as
+ * the call's (wp_count_settle); a failed one's, already uncounted, by
+ * wp_leave_work as MPI-Work. */
+void wp_recvd_work(wp_thread_t *t, int fn, int rc)
+{
+    if (rc == MPI_SUCCESS) {
+        const struct wp_ucache *u = wp_ucache_of(fn);
+        wp_count_settle(t, u->cat, u->nb, WP_ROLE_ANY);
+    }
+    wp_leave_work(t);
+}
+
 void wp_hook_errhandler(void)
 {
     __atomic_store_n(&wp_errors_may_return, 1, __ATOMIC_RELAXED);

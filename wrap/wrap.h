@@ -216,17 +216,11 @@ static inline __attribute__((always_inline)) wp_thread_t *wp_enter_at(wp_thread_
     t->state = WAITPROF_STATE_WORK;
     return t;
 }
-/* The rare part of a call's leaving.  Samples of a call that was not
- * recorded (an error, or not a waiting call after all) are MPI-Work;
- * then what the stall source saw this call await is released.  Out of
- * line, so that the common leaving keeps no registers for it. */
-static __attribute__((noinline, cold)) void wp_leave_work(wp_thread_t *t)
-{
-    if (t->has_pending)
-        wp_sampler_settle(t, 0);
-    if (t->src_seen)
-        wp_src_leave(t);
-}
+/* The rare part of a call's leaving (wrap/wrap.c).  Samples of a call
+ * that was not recorded (an error, or not a waiting call after all) are
+ * MPI-Work; then what the stall source saw this call await is released.
+ * Out of line, so that the common leaving keeps no registers for it. */
+void wp_leave_work(wp_thread_t *t) __attribute__((cold));
 /* The leaving of a call entered by wp_enter_at, after wp_leave's tests. */
 static inline __attribute__((always_inline)) void wp_leave_at(wp_thread_t *t)
 {
@@ -695,16 +689,32 @@ static inline __attribute__((always_inline)) int wp_src_recv_fast(int fn, void *
     return wp_src_recv_in(wp_ucache_of(fn)->cat, buf, count, dt, src, tag, comm, st);
 }
 
-/* After a receive in its fast form (wp_recv_fast): wp_count_after, with
- * the category and bytes read again from the thread's cache only on its
- * rare paths (a failed call, a call a sample fell in); they are the ones
- * wp_recv_fast_number counted, for the reason wp_send_fast gives. */
-static inline __attribute__((always_inline)) void wp_recvd_fast(wp_thread_t *t, int fn, int rc)
+/* After a receive in its fast form (wp_recv_fast): wp_count_after, then
+ * the leaving (wp_leave_at), with the category and bytes read again from
+ * the thread's cache only on their rare paths (a failed call, a call a
+ * sample fell in); they are the ones wp_recv_fast_number counted, for the
+ * reason wp_send_fast gives.  The leaving comes first and its one test of
+ * leave_work stands for wp_count_after's test of has_pending too: this
+ * is the receive's whole work after its message arrived, on the path of
+ * the reply the program sends next.  Settling the call's samples after
+ * its state went back to Not-in-MPI changes nothing: the handler holds no
+ * sample of a thread outside MPI, and the settling blocks it anyway
+ * (sampler/handler.c, wp_settle).  The rare part is wp_recvd_work
+ * (wrap/wrap.c). */
+void wp_recvd_work(wp_thread_t *t, int fn, int rc) __attribute__((cold));
+static inline __attribute__((always_inline)) void wp_recvd_leave(wp_thread_t *t, int fn, int rc)
 {
-    if (__builtin_expect(rc != MPI_SUCCESS || t->has_pending, 0)) {
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
         const struct wp_ucache *u = wp_ucache_of(fn);
         wp_count_after(t, u->cat, fn, u->nb, WP_ROLE_ANY, rc);
     }
+    t->state = WAITPROF_STATE_NOT_IN_MPI;
+    atomic_signal_fence(memory_order_release);
+    if (__builtin_expect(t->leave_work != 0, 0))
+        wp_recvd_work(t, fn, rc);
+    t->fn = 0;
+    t->enter_ticks = 0;
+    t->depth = 0;
 }
 
 /* --- request kinds (fallback/stats.h) ------------------------------------------ */
