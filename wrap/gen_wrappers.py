@@ -1063,10 +1063,10 @@ def main():
                  % (n, n, cls.upper(), int(n in protos), int(cls in RECORDED)))
     c += ["};", ""]
 
-    w = [BANNER, '#include "wrap/wrap.h"', ""]
+    w = [BANNER, '#include "wrap/wrap.h"', "", "WP_WRAP_TEXT_PAGE;", ""]
     w += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     w.append("")
-    f = [BANNER, '#include "wrap/wrap.h"', ""]
+    f = [BANNER, '#include "wrap/wrap.h"', "", "WP_WRAP_TEXT_PAGE;", ""]
     f += ["void %s(%s);" % (hook, HOOK_ARGS[k]) for k, hook in hooks]
     f.append("")
     arities, skipped = set(), []
